@@ -1,0 +1,50 @@
+# Every target installs what it needs into .venv itself: a fresh clone needs only python3 and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+KERNEL := rag-by-hand
+
+.PHONY: demo test lint eval bench models lab clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The stamp files re-run the install when pyproject.toml changes.
+$(VENV)/.base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "RAG by hand" >/dev/null
+	touch $@ $(VENV)/.base
+
+$(VENV)/.lab: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "RAG by hand" >/dev/null
+	touch $@ $(VENV)/.dev $(VENV)/.base
+
+demo: $(VENV)/.base
+	$(BIN)/minirag demo
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest
+
+eval: $(VENV)/.base
+	$(BIN)/minirag eval
+
+bench: $(VENV)/.dev
+	$(BIN)/python benchmarks/run_all.py
+
+models: $(VENV)/.base
+	$(BIN)/minirag train all
+
+lab: $(VENV)/.lab
+	$(BIN)/jupyter lab lab/
+
+clean:
+	rm -rf $(VENV) .cache results .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,5 @@
+"""`python -m minirag` is the `minirag` command."""
+
+from minirag.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,24 @@
+"""Shared pytest setup: the hypothesis profile for CI and paths to the repo's data."""
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+# CI is derandomised (the same examples every run) and has no per-example deadline:
+# a loaded 2-core machine must not turn a slow example into a failure.
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, max_examples=100)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository root."""
+    return REPO
