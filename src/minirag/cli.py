@@ -1,0 +1,169 @@
+"""The `minirag` command line (also `python -m minirag`): index, search, eval, train, demo.
+
+Every command works offline on the shipped defaults, prints text by default and one JSON
+document with --json. Exit codes: 0 success, 1 a user-facing error (one line on stderr, no
+traceback), 2 a usage error (argparse). Follows DESIGN §3 cli.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, KBError
+
+USER_ERRORS = (ValueError, KBError, OSError, KeyError)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def cmd_index(args) -> dict:
+    from minirag.index import IndexConfig, load_or_build_index
+    t0 = time.perf_counter()
+    index = load_or_build_index(args.kb, IndexConfig(embedder=args.embedder))
+    return {"kb": str(args.kb), "embedder": args.embedder, "chunks": len(index.chunks),
+            "documents": len({c.doc_id for c in index.chunks}), "cache_key": index.key,
+            "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
+
+
+def cmd_search(args) -> dict:
+    from minirag.index import IndexConfig, load_or_build_index
+    from minirag.retrieve import Retriever
+    if args.k < 1:
+        raise ValueError(f"-k must be >= 1 (got {args.k})")
+    t0 = time.perf_counter()
+    index = load_or_build_index(args.kb, IndexConfig(embedder=args.embedder))
+    t1 = time.perf_counter()
+    retriever = Retriever(index.store, index.bm25)
+    results = retriever.retrieve_scored(args.query, args.k, args.mode)
+    out = {"query": args.query, "mode": args.mode, "results": [], "timings_ms": {
+        "load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
+    for rank, (c, score) in enumerate(results, start=1):
+        row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
+               "section": c.metadata["section"], "score": round(float(score), 6),
+               "text": c.text}
+        if args.explain:
+            row["explain"] = {"rrf": retriever.explain(args.query, c.id),
+                              "bm25_terms": index.bm25.explain(args.query, c.id)}
+        out["results"].append(row)
+    return out
+
+
+def cmd_eval(args) -> dict:
+    from minirag.evaluate import run
+    return run(args.set, args.kb, sweep=not args.no_sweep, plots_dir=args.plots)
+
+
+def cmd_train(args) -> dict:
+    from minirag.models import build
+    log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
+    return build([args.what], log=log)
+
+
+def cmd_demo(args) -> dict:
+    from minirag.artifacts import load_tokenizer
+    from minirag.kb import read_kb
+    from minirag.models import sentences
+    tok = load_tokenizer()
+    docs = {d.doc_id: d for d in read_kb(args.kb)}
+    picks = [sentences(d.text)[1] for d in list(docs.values())[:: max(1, len(docs) // 3)][:3]]
+    out = {"vocab_size": tok.vocab_size, "examples": []}
+    for s in picks:
+        ids = tok.encode(s)
+        out["examples"].append({"text": s, "ids": ids, "tokens": [tok.decode([i]) for i in ids],
+                                "n_tokens": len(ids), "n_chars": len(s)})
+    return out
+
+
+def print_index(r):
+    src = "loaded from cache" if r["from_cache"] else "built and cached"
+    print(f"{r['chunks']} chunks from {r['documents']} documents, {src} "
+          f"(key {r['cache_key']}) in {r['timings_ms']['total']:.0f} ms")
+
+
+def print_search(r):
+    for row in r["results"]:
+        snippet = " ".join(row["text"].split())[:110]
+        print(f"{row['rank']:>2}. {row['score']:.4f}  {row['doc_id']} § {row['section']}\n"
+              f"    {snippet}")
+        if "explain" in row:
+            e = row["explain"]
+            print(f"    dense rank {e['rrf']['dense']['rank']}, bm25 rank "
+                  f"{e['rrf']['bm25']['rank']}, rrf {e['rrf']['rrf']:.5f}; bm25 terms "
+                  + ", ".join(f"{t}={v:.3f}" for t, v in e["bm25_terms"].items()))
+    t = r["timings_ms"]
+    print(f"({r['mode']}; index {t['load_index']:.0f} ms, search {t['search']:.2f} ms)")
+
+
+def print_eval(r):
+    from minirag.report import format_eval
+    print(format_eval(r))
+
+
+def print_train(r):
+    print("data/models/MANIFEST.json updated: " + ", ".join(sorted(r)))
+
+
+def print_demo(r):
+    print(f"The project tokenizer (byte-level BPE, {r['vocab_size']} tokens) on KB sentences:\n")
+    for ex in r["examples"]:
+        print(f"  {ex['text']}")
+        print("  tokens: " + " | ".join(repr(t)[1:-1] for t in ex["tokens"]))
+        print(f"  ids:    {ex['ids']}")
+        print(f"  {ex['n_chars']} characters -> {ex['n_tokens']} tokens\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="minirag", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, func, printer, help):
+        s = sub.add_parser(name, help=help)
+        s.set_defaults(func=func, printer=printer)
+        s.add_argument("--json", action="store_true", help="print one JSON document")
+        return s
+
+    s = add("index", cmd_index, print_index, "build or refresh the cached index of the KB")
+    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
+
+    s = add("search", cmd_search, print_search, "retrieve the best chunks for a query")
+    s.add_argument("query")
+    s.add_argument("-k", type=int, default=5, help="number of results (>= 1)")
+    s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
+    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
+    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+    s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
+
+    s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
+    s.add_argument("--set", type=Path, default=DEFAULT_EVAL / "retrieval.jsonl")
+    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+    s.add_argument("--no-sweep", action="store_true", help="skip the chunk-size sweep")
+    s.add_argument("--plots", type=Path, default=Path("results"), help="folder for PNG plots")
+
+    s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
+    s.add_argument("what", choices=["tokenizer", "all"])
+
+    s = add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
+    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = args.func(args)
+    except USER_ERRORS as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"minirag: error: {msg}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        args.printer(result)
+    return 0

@@ -1,0 +1,130 @@
+"""The evaluation harness: every retriever configuration over the labelled questions.
+
+What it is: run each configuration (dense hashing, BM25, hybrid, and the bi-encoder rows when
+its weights exist) over data/eval/retrieval.jsonl; Recall@{1,3,5,10}, MRR@10, nDCG@10 and
+query latency p50/p95, overall, for the verb set, and per question type and topic; a sweep of
+chunk size and overlap; PNG plots under results/. Metrics: minirag.metrics (theory/04).
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from minirag.artifacts import kb_sha256
+from minirag.index import Index, IndexConfig, build_index, load_or_build_index
+from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
+from minirag.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
+from minirag.retrieve import Retriever
+
+KS = (1, 3, 5, 10)
+SWEEP = ((32, 0), (32, 8), (64, 0), (64, 12), (150, 0), (150, 20), (300, 0), (300, 40))
+
+
+def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
+    """Config name (DESIGN §3 cli) -> (retriever, mode); bi-encoder rows only if it is shipped."""
+    configs = {}
+    for embedder in ("hashing", "biencoder"):
+        try:
+            index = load_or_build_index(kb, IndexConfig(embedder=embedder))
+        except (FileNotFoundError, ImportError, ValueError):
+            if embedder == "hashing":
+                raise
+            continue  # no trained bi-encoder yet: its rows are left out, not faked
+        r = Retriever(index.store, index.bm25)
+        configs[f"dense({embedder})"] = (r, "dense")
+        if embedder == "hashing":
+            configs["bm25"] = (r, "bm25")
+        configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
+    return configs
+
+
+def score_question(retriever: Retriever, mode: str, q: dict) -> dict:
+    """Per-question metrics and latency for one configuration."""
+    t0 = time.perf_counter()
+    results = retriever.retrieve_scored(q["question"], max(KS), mode)
+    ms = (time.perf_counter() - t0) * 1000
+    keys = [(c.doc_id, c.metadata["section"]) for c, _ in results]
+    gold = {(g["doc_id"], g["section"]) for g in q["gold"]}
+    out = {f"recall@{k}": recall_at_k(keys, gold, k) for k in KS}
+    out.update({"hit@5": hit_at_k(keys, gold, 5), "mrr@10": mrr(keys, gold, 10),
+                "ndcg@10": ndcg_at_k(keys, gold, 10), "ms": ms, "top": keys[:5]})
+    return out
+
+
+def groups_of(q: dict) -> list[str]:
+    gs = ["all", f"type:{q['type']}", f"topic:{q['topic']}"]
+    return gs + (["verb"] if q["topic"] == "verb-conjugation" else [])
+
+
+def aggregate(config: str, per_q: list[tuple[dict, dict]]) -> list[dict]:
+    """One row per group: means of the metrics, latency percentiles."""
+    by_group: dict[str, list[dict]] = defaultdict(list)
+    for q, m in per_q:
+        for g in groups_of(q):
+            by_group[g].append(m)
+    rows = []
+    for g, ms in by_group.items():
+        row = {"config": config, "group": g, "n": len(ms)}
+        for key in [f"recall@{k}" for k in KS] + ["mrr@10", "ndcg@10"]:
+            row[key] = round(float(np.mean([m[key] for m in ms])), 4)
+        lat = [m["ms"] for m in ms]
+        row["p50_ms"], row["p95_ms"] = round(percentile(lat, 50), 3), round(percentile(lat, 95), 3)
+        rows.append(row)
+    order = {"all": 0, "verb": 1}
+    return sorted(rows, key=lambda r: (order.get(r["group"], 2), r["group"]))
+
+
+def evaluate_retrieval(questions: list[dict], configs: dict) -> tuple[list[dict], dict]:
+    """All rows, and the questions each configuration missed at k = 5."""
+    rows, misses = [], {}
+    for name, (retriever, mode) in configs.items():
+        retriever.retrieve_scored(questions[0]["question"], 1, mode)  # warm-up: caches, BLAS
+        per_q = [(q, score_question(retriever, mode, q)) for q in questions]
+        rows += aggregate(name, per_q)
+        misses[name] = [{"id": q["id"], "question": q["question"], "type": q["type"],
+                         "gold": q["gold"], "top": m["top"]}
+                        for q, m in per_q if m["hit@5"] == 0.0]
+    return rows, misses
+
+
+def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
+    """Hybrid (hashing + BM25) quality and index size for each (chunk size, overlap)."""
+    rows = []
+    for target, overlap in SWEEP:
+        index: Index = build_index(kb, IndexConfig("hashing", target, overlap))
+        r = Retriever(index.store, index.bm25)
+        per_q = [score_question(r, "hybrid", q) for q in questions]
+        rows.append({"target_tokens": target, "overlap": overlap, "chunks": len(index.chunks),
+                     "mean_tokens": round(float(np.mean(
+                         [c.metadata["n_tokens"] for c in index.chunks])), 1),
+                     "recall@1": round(float(np.mean([m["recall@1"] for m in per_q])), 4),
+                     "recall@5": round(float(np.mean([m["recall@5"] for m in per_q])), 4),
+                     "mrr@10": round(float(np.mean([m["mrr@10"] for m in per_q])), 4)})
+    return rows
+
+
+def environment(kb: Path, n_questions: int) -> dict:
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "machine": platform.machine(), "kb_sha256": kb_sha256(kb)[:16],
+            "questions": n_questions}
+
+
+def run(eval_set: Path = DEFAULT_EVAL / "retrieval.jsonl", kb: Path = DEFAULT_KB,
+        sweep: bool = True, plots_dir: Path | None = None) -> dict:
+    """Everything `minirag eval` reports, as one JSON-able dict (DESIGN §3 cli)."""
+    questions = [q for q in load_questions(eval_set) if q["gold"]]
+    if not questions:
+        raise ValueError(f"{eval_set}: no answerable questions to evaluate")
+    rows, misses = evaluate_retrieval(questions, configurations(kb))
+    report = {"retrieval": rows, "reader": [], "misses": misses,
+              "sweep": sweep_chunking(questions, kb) if sweep else [],
+              "env": environment(kb, len(questions))}
+    if plots_dir is not None:
+        from minirag.plots import plot_report
+        report["plots"] = [str(p) for p in plot_report(report, Path(plots_dir))]
+    return report

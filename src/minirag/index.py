@@ -1,0 +1,105 @@
+"""Build the searchable index of a knowledge base, and cache it under .cache/.
+
+What it is: KB folder -> chunks -> (embedder, FlatVectorStore, BM25Index), persisted under
+`.cache/index/<key>/` where the key hashes the KB's bytes and the whole configuration, so an
+edited KB or a new chunk size rebuilds and an unchanged one loads in milliseconds. A corrupted
+cache is rebuilt with a warning, never trusted and never a crash. Follows DESIGN §5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from minirag.artifacts import ArtifactError, kb_sha256, load_tokenizer
+from minirag.bm25 import BM25Index
+from minirag.chunk import Chunk, load_kb
+from minirag.embed import Embedder, HashingEmbedder
+from minirag.kb import DEFAULT_KB, REPO_ROOT
+from minirag.store import FlatVectorStore
+
+CACHE_DIR = REPO_ROOT / ".cache" / "index"
+EMBEDDERS = ("hashing", "biencoder")
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    embedder: str = "hashing"  # "hashing" (the control) or "biencoder" (trained, data/models)
+    target_tokens: int = 150  # chunk size in BPE tokens (DESIGN §3 chunk)
+    overlap: int = 20  # tokens shared by consecutive chunks of a section
+
+
+@dataclass
+class Index:
+    chunks: list[Chunk]
+    embedder: Embedder
+    store: FlatVectorStore
+    bm25: BM25Index
+    key: str  # the cache key: sha256 of the KB hash and the config
+    loaded_from_cache: bool = False
+
+
+def make_embedder(name: str, chunks: list[Chunk]) -> Embedder:
+    """The named embedder, fitted on the chunk texts where it learns from the corpus (IDF)."""
+    if name == "hashing":
+        return HashingEmbedder().fit([c.text for c in chunks])
+    if name == "biencoder":
+        from minirag.biencoder import load_biencoder
+        return load_biencoder()
+    raise ValueError(f"embedder {name!r} is not one of {', '.join(EMBEDDERS)}")
+
+
+def cache_key(kb: Path, config: IndexConfig) -> str:
+    tok = load_tokenizer()
+    parts = {"kb": kb_sha256(kb), "config": config.__dict__, "tokenizer": tok.fingerprint,
+             "format": FORMAT_VERSION}
+    if config.embedder == "biencoder":
+        from minirag.biencoder import BIENCODER_PATH
+        parts["biencoder"] = hashlib.sha256(BIENCODER_PATH.read_bytes()).hexdigest()
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_index(kb: Path = DEFAULT_KB, config: IndexConfig = IndexConfig(), key: str = ""
+                ) -> Index:
+    """Chunk, embed and index every file of `kb` (no cache)."""
+    chunks = load_kb(Path(kb), config.target_tokens, config.overlap, load_tokenizer())
+    embedder = make_embedder(config.embedder, chunks)
+    store = FlatVectorStore(embedder)
+    store.add(chunks)
+    bm25 = BM25Index()
+    bm25.add(chunks)
+    return Index(chunks, embedder, store, bm25, key or cache_key(Path(kb), config))
+
+
+def load_or_build_index(kb: Path = DEFAULT_KB, config: IndexConfig = IndexConfig(),
+                        cache_dir: Path = CACHE_DIR) -> Index:
+    """The cached index for (kb, config) if it is intact, else a fresh build that is cached."""
+    kb = Path(kb)
+    key = cache_key(kb, config)
+    folder = Path(cache_dir) / key
+    if folder.is_dir():
+        try:
+            bm25 = BM25Index.load(folder / "bm25")
+            chunks = bm25.chunks
+            embedder = make_embedder(config.embedder, chunks)
+            store = FlatVectorStore.load(folder / "store", embedder)
+            return Index(chunks, embedder, store, bm25, key, loaded_from_cache=True)
+        except (ValueError, OSError, KeyError) as e:
+            warnings.warn(f"index cache {folder} is unusable ({e}); rebuilding it", stacklevel=2)
+            shutil.rmtree(folder, ignore_errors=True)
+    index = build_index(kb, config, key)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    index.store.save(tmp / "store")
+    index.bm25.save(tmp / "bm25")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)  # the folder appears whole or not at all
+    return index
+
+
+__all__ = ["ArtifactError", "Index", "IndexConfig", "build_index", "load_or_build_index"]

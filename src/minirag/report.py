@@ -1,0 +1,55 @@
+"""Plain-text tables of an evaluation report, as `minirag eval` prints them."""
+
+from __future__ import annotations
+
+COLUMNS = ("n", "recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10",
+           "p50_ms", "p95_ms")
+
+
+def table(rows: list[dict], keys: list[str], headers: list[str] | None = None) -> str:
+    """A fixed-width table; floats print with 3 decimals."""
+    headers = headers or keys
+    cells = [[f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys]
+             for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = lambda vals: "  ".join(v.ljust(w) if i == 0 else v.rjust(w)  # noqa: E731
+                                  for i, (v, w) in enumerate(zip(vals, widths)))
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(c) for c in cells])
+
+
+def format_eval(report: dict) -> str:
+    rows = report["retrieval"]
+    out = []
+    for group, title in (("all", "All questions"), ("verb", "Verb-conjugation questions")):
+        sel = [r for r in rows if r["group"] == group]
+        if sel:
+            out.append(f"{title} (n={sel[0]['n']})")
+            out.append(table(sel, ["config", *COLUMNS]))
+            out.append("")
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    for prefix, title in (("type:", "Recall@5 by question type"),
+                          ("topic:", "Recall@5 by topic")):
+        groups = sorted({r["group"] for r in rows if r["group"].startswith(prefix)})
+        if not groups:
+            continue
+        cell = {(r["config"], r["group"]): r for r in rows}
+        grid = [{"group": g[len(prefix):], "n": cell[(configs[0], g)]["n"],
+                 **{c: cell[(c, g)]["recall@5"] for c in configs}} for g in groups]
+        out.append(title)
+        out.append(table(grid, ["group", "n", *configs]))
+        out.append("")
+    if report.get("sweep"):
+        out.append("Chunk size and overlap sweep, hybrid(hashing+bm25)")
+        out.append(table(report["sweep"], ["target_tokens", "overlap", "chunks", "mean_tokens",
+                                           "recall@1", "recall@5", "mrr@10"]))
+        out.append("")
+    for name, missed in report.get("misses", {}).items():
+        if name.startswith("hybrid") and missed:
+            out.append(f"{name} misses at k=5 ({len(missed)}):")
+            out += [f"  {m['id']} [{m['type']}] {m['question']!r} -> gold "
+                    f"{m['gold'][0]['doc_id']} § {m['gold'][0]['section']}" for m in missed]
+            out.append("")
+    if report.get("plots"):
+        out.append("plots: " + ", ".join(report["plots"]))
+    return "\n".join(out)

@@ -1,0 +1,86 @@
+"""Dense, lexical and hybrid retrieval: Reciprocal Rank Fusion of a vector store and BM25.
+
+What it is: `rrf_fuse` (Cormack, Clarke & Buettcher, SIGIR 2009) and a `Retriever` that asks
+the FlatVectorStore and the BM25Index and fuses their rankings. What it leaves out: a
+re-ranker, weighted-score fusion (shown for contrast in theory/03 and lab 02).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from minirag.bm25 import BM25Index
+from minirag.chunk import Chunk
+from minirag.store import FlatVectorStore
+
+Mode = Literal["dense", "bm25", "hybrid"]
+MODES = ("dense", "bm25", "hybrid")
+
+
+def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100
+             ) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: RRF(c) = sum over lists r of 1 / (k_rrf + rank_r(c)).
+
+    Ranks are 1-based; each list is cut at `depth`; an id absent from a list gets nothing from
+    it. Ties break by id, so the result does not depend on the order of the input lists.
+
+    Example: rrf_fuse([["a", "b"], ["b", "c"]]) ->
+        [("b", 1/62 + 1/61), ("a", 1/61), ("c", 1/62)]
+    """
+    if k_rrf < 0 or depth < 1:
+        raise ValueError(f"k_rrf ({k_rrf}) must be >= 0 and depth ({depth}) >= 1")
+    scores: dict[str, float] = {}  # id -> fused score
+    for ranking in rankings:
+        for rank, cid in enumerate(ranking[:depth], start=1):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k_rrf + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+class Retriever:
+    """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion."""
+
+    def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
+                 k_rrf: int = 60, depth: int = 100):
+        self.store = store
+        self.bm25 = bm25
+        self.k_rrf = k_rrf  # RRF's constant: 60 in the paper
+        self.depth = depth  # how deep each list is read before fusing
+
+    def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
+        return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
+
+    def retrieve_scored(self, query: str, k: int = 3, mode: Mode = "hybrid"
+                        ) -> list[tuple[Chunk, float]]:
+        """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`."""
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        if k < 1:
+            raise ValueError(f"k ({k}) must be >= 1")
+        if not query.strip():
+            raise ValueError("the query is empty")
+        if mode != "dense" and self.bm25 is None:
+            raise ValueError(f"mode {mode!r} needs a BM25 index")
+        if mode == "dense":
+            return self.store.search(query, k)
+        if mode == "bm25":
+            return self.bm25.search(query, k)
+        by_id, lists = self._lists(query)
+        return [(by_id[cid], s) for cid, s in rrf_fuse(lists, self.k_rrf, self.depth)[:k]]
+
+    def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
+        depth = min(self.depth, len(self.store)) or 1
+        dense = self.store.search(query, depth)
+        lexical = self.bm25.search(query, depth)
+        by_id = {c.id: c for c, _ in dense + lexical}
+        return by_id, [[c.id for c, _ in dense], [c.id for c, _ in lexical]]
+
+    def explain(self, query: str, chunk_id: str) -> dict:
+        """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share."""
+        _, (dense, lexical) = self._lists(query)
+        out = {}
+        for name, ranking in (("dense", dense), ("bm25", lexical)):
+            rank = ranking.index(chunk_id) + 1 if chunk_id in ranking else None
+            out[name] = {"rank": rank,
+                         "contribution": 1.0 / (self.k_rrf + rank) if rank else 0.0}
+        out["rrf"] = out["dense"]["contribution"] + out["bm25"]["contribution"]
+        return out
