@@ -107,7 +107,7 @@ def test_gold_exists_and_contains_the_answer(q):
     for g in q["gold"]:
         doc = BY_ID.get(g["doc_id"])
         assert doc is not None, f"no KB file {g['doc_id']}"
-        assert doc.section(g["section"]) is not None, f"{g['doc_id']} has no section {g['section']!r}"
+        assert doc.section(g["section"]) is not None, f"{g['doc_id']}: no {g['section']!r}"
     texts = [BY_ID[g["doc_id"]].section_text(g["section"]).lower() for g in q["gold"]]
     assert q["answer"] and any(q["answer"].lower() in t for t in texts), q["answer"]
 

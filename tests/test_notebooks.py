@@ -1,4 +1,4 @@
-"""Every lab notebook runs top to bottom on the project's kernel, and none is committed with outputs."""
+"""Every lab notebook runs top to bottom on the project's kernel; none is committed with outputs."""
 
 import json
 from pathlib import Path

@@ -9,6 +9,7 @@ section). Follows DESIGN §3 `minirag.chunk`; the trade-offs are in theory/02.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,24 +78,37 @@ def _split_long(text: str, start: int, end: int, limit: int, count) -> list[int]
     return cuts
 
 
+def _tokens_before(text: str, start: int, end: int, bounds: list[int], tokenizer) -> list[int]:
+    """Approximate token counts of text[start:p] for every p in `bounds` (sorted), in one pass.
+
+    The section is pre-split with the tokenizer's own regex and each piece is encoded once,
+    so counts are exact at piece boundaries; a bound inside a piece (" word" starts with its
+    space) counts only the pieces that end before it, off by at most one piece.
+    """
+    count, cum, total, b = tokenizer.token_count, [], 0, 0
+    for m in re.finditer(tokenizer.pattern, text[start:end]):
+        while b < len(bounds) and bounds[b] < start + m.end():
+            cum.append(total)
+            b += 1
+        total += count(m.group())
+    return cum + [total] * (len(bounds) - b)
+
+
 def _section_cuts(text: str, start: int, end: int, target: int, overlap: int,
-                  count) -> list[tuple[int, int]]:
+                  tokenizer) -> list[tuple[int, int]]:
     """(char_start, char_end) of the chunks of one section, in order, overlapping by ~overlap.
 
     Greedy: from the current start, find every cut point whose chunk stays within
     target * 1.1 tokens; among those within +-10% of the target prefer a paragraph break, then a
     sentence end (closest to the target); otherwise take the longest window that fits.
     """
-    limit = int(target * 1.1)
+    limit, count = int(target * 1.1), tokenizer.token_count
     points = _unit_starts(text, start, end)
     # subtle: a single word longer than the limit (a URL, "aaaa...") is cut inside the word
     points = sorted(set(points) | {c for a, b in zip(points, [*points[1:], end])
                                    for c in _split_long(text, a, b, limit, count)})
-    sizes = [count(text[a:b]) for a, b in zip(points, [*points[1:], end])]
-    cum = [0]
-    for n in sizes:
-        cum.append(cum[-1] + n)  # cum[i]: approximate tokens in text[start:points[i]]
     bounds = [*points, end]  # cut candidates; index i <-> char position bounds[i]
+    cum = _tokens_before(text, start, end, bounds, tokenizer)  # cum[i] ~ tokens before bounds[i]
     spans, i = [], 0
     while True:
         if cum[-1] - cum[i] <= limit and count(text[bounds[i]:end]) <= limit:
@@ -146,7 +160,7 @@ def chunk_text(text: str, doc_id: str, target_tokens: int = 150, overlap: int = 
     chunks = []
     for sec in sections:
         for a, b in _section_cuts(text, sec.char_start, sec.char_end, target_tokens, overlap,
-                                  count):
+                                  tokenizer):
             offset = count(text[:a])  # tokens before the chunk: its token offset
             chunks.append(Chunk(
                 id=chunk_id(doc_id, offset), text=text[a:b], doc_id=doc_id, offset=offset,

@@ -72,7 +72,7 @@ def cmd_demo(args) -> dict:
     tok = load_tokenizer()
     docs = {d.doc_id: d for d in read_kb(args.kb)}
     picks = [sentences(d.text)[1] for d in list(docs.values())[:: max(1, len(docs) // 3)][:3]]
-    out = {"vocab_size": tok.vocab_size, "examples": []}
+    out = {"vocab_size": len(tok), "examples": []}
     for s in picks:
         ids = tok.encode(s)
         out["examples"].append({"text": s, "ids": ids, "tokens": [tok.decode([i]) for i in ids],

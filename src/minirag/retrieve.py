@@ -7,6 +7,7 @@ re-ranker, weighted-score fusion (shown for contrast in theory/03 and lab 02).
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from minirag.bm25 import BM25Index
@@ -15,6 +16,7 @@ from minirag.store import FlatVectorStore
 
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES = ("dense", "bm25", "hybrid")
+MAX_QUERY_CHARS = 10_000  # a question, or a whole chunk pasted as one; not a book
 
 
 def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100
@@ -29,11 +31,22 @@ def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100
     """
     if k_rrf < 0 or depth < 1:
         raise ValueError(f"k_rrf ({k_rrf}) must be >= 0 and depth ({depth}) >= 1")
-    scores: dict[str, float] = {}  # id -> fused score
+    shares: dict[str, list[float]] = {}  # id -> its 1 / (k_rrf + rank) from each list
     for ranking in rankings:
         for rank, cid in enumerate(ranking[:depth], start=1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k_rrf + rank)
+            shares.setdefault(cid, []).append(1.0 / (k_rrf + rank))
+    # subtle: fsum is exactly rounded, so the sum (and every tie) is the same in any list order
+    scores = {cid: math.fsum(s) for cid, s in shares.items()}
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def check_query(query: str) -> None:
+    """Reject what no retriever should silently accept: an empty or an oversized query."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query is {len(query):,} characters; the limit is "
+                         f"{MAX_QUERY_CHARS:,}")
 
 
 class Retriever:
@@ -56,8 +69,7 @@ class Retriever:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if k < 1:
             raise ValueError(f"k ({k}) must be >= 1")
-        if not query.strip():
-            raise ValueError("the query is empty")
+        check_query(query)
         if mode != "dense" and self.bm25 is None:
             raise ValueError(f"mode {mode!r} needs a BM25 index")
         if mode == "dense":

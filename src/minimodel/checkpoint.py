@@ -1,0 +1,90 @@
+"""Model checkpoints as .npz: named float arrays plus one JSON header, never a pickle.
+
+What it is: `save_params` writes every parameter array and a header (format name and
+version, the config, a sha256 over the arrays) to a temp file, then renames it into place,
+so a crash never leaves a half-written checkpoint. `load_params` reads with
+`allow_pickle=False` and turns every way a file can be wrong (truncated, tampered, another
+format, another tokenizer) into a `CheckpointError` that names the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = "minigpt"
+FORMAT_VERSION = 1
+_HEADER = "__header__"  # the npz entry holding the JSON header (a 0-d unicode array)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file and the reason."""
+
+
+def params_sha256(params: dict[str, np.ndarray]) -> str:
+    """sha256 over the names, dtypes, shapes and bytes of the arrays, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(params):
+        a = np.ascontiguousarray(params[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def atomic_write(path, write) -> None:
+    """Call `write(f)` on a temp file beside `path`, then os.replace it onto `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # atomic on POSIX and Windows: readers see old or new, never half
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_params(path, params: dict[str, np.ndarray], config: dict) -> None:
+    if _HEADER in params:
+        raise ValueError(f"{_HEADER!r} is reserved")
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "config": config,
+              "sha256": params_sha256(params)}
+    arrays = {_HEADER: np.array(json.dumps(header, sort_keys=True)), **params}
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def load_params(path, tokenizer_sha256: str | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Return (params, config dict). `tokenizer_sha256`: the fingerprint the caller's tokenizer
+    has; a checkpoint trained with another tokenizer is refused."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such checkpoint file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(str(z[_HEADER][()]))
+            params = {k: z[k] for k in z.files if k != _HEADER}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise CheckpointError(f"{path}: unreadable or not a MiniGPT checkpoint ({e})") from e
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a {FORMAT} checkpoint")
+    if header.get("version") != FORMAT_VERSION:
+        raise CheckpointError(f"{path}: format version {header.get('version')} is not "
+                              f"{FORMAT_VERSION}; re-train or convert it")
+    if params_sha256(params) != header.get("sha256"):
+        raise CheckpointError(f"{path}: checksum mismatch, the parameters were modified")
+    config = header.get("config")
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{path}: header has no config")
+    if tokenizer_sha256 is not None and config.get("tokenizer_sha256") != tokenizer_sha256:
+        raise CheckpointError(f"{path}: trained with tokenizer {config.get('tokenizer_sha256')!r}"
+                              f", not the given one {tokenizer_sha256!r}")
+    return params, config

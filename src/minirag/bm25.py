@@ -1,0 +1,290 @@
+"""Okapi BM25 over the word tokens of chunks, with its postings in NumPy arrays.
+
+What it is: a lexical index. A chunk scores high when it contains the query's rare words,
+often, and is not long. Postings are CSR-like arrays sorted by term, and each posting's whole
+contribution to a score (its "impact") is precomputed, so a query only gathers the postings of
+its terms and adds them up per chunk with one `np.bincount`.
+What it leaves out: stemming, stopwords, phrase and field queries, deletes.
+Follows DESIGN §3 `minirag.bm25.BM25Index` (Robertson and Zaragoza's Okapi BM25, Lucene's IDF
+and defaults); the formulas and their small-corpus pitfalls are in theory/03.
+
+Letters: N chunks, V distinct terms, P postings ((term, chunk) pairs with tf >= 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from minirag.chunk import Chunk
+from minirag.store import check_k, chunk_to_json, read_chunks, sha256_file, top_k, write_dir_atomic
+
+FORMAT = "minirag.BM25Index"
+VERSION = 1
+IDFS = ("lucene", "okapi")
+_WORD = re.compile(r"\w+(?:'\w+)*")  # a run of \w (letters, digits, _), "don't" kept whole
+
+
+class BM25Error(ValueError):
+    """A bad argument or a bad index on disk; the message names the value or the file."""
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase word tokens, for chunks and queries alike.
+
+    A token is a run of `\\w` (Unicode letters, digits, underscore), and an apostrophe between
+    two runs joins them, so "won't" is not "won" (the past of "win") plus "t"; a curly
+    apostrophe counts as a straight one. No stemming, no stopwords: a learner can read exactly
+    why a chunk matched, and "went" is not "go".
+    Example: tokenize("Don’t say 'goed', say WENT.") -> ["don't", "say", "goed", "say", "went"]
+    """
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+class BM25Index:
+    """BM25 over chunks: score(q, c) = sum over query tokens t of idf(t) * tfc(t, c).
+
+    Example:
+        index = BM25Index(); index.add(chunks)
+        index.search("past tense of go", k=3) -> [(Chunk(...), 4.71), (Chunk(...), 2.02), ...]
+    Only chunks that contain at least one query term are returned. A repeated query word counts
+    once per repetition (as in rank_bm25 and bm25s); words the index has never seen count 0.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, idf: str = "lucene",
+                 epsilon: float = 0.25):
+        if not k1 >= 0 or not 0 <= b <= 1:
+            raise BM25Error(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
+        if idf not in IDFS:
+            raise BM25Error(f"idf must be one of {IDFS}, got {idf!r}")
+        self.k1, self.b, self.idf_kind, self.epsilon = float(k1), float(b), idf, float(epsilon)
+        self.vocab: dict[str, int] = {}  # term -> term id, in first-seen order
+        self.chunks: list[Chunk] = []  # row i of every [N] array
+        self._row: dict[str, int] = {}  # chunk id -> row
+        self.doc_len = np.zeros(0, np.int64)  # [N] tokens per chunk
+        # Postings, CSR by term: the chunks holding term t are doc[indptr[t]:indptr[t + 1]],
+        # ascending, and tf[...] says how often t occurs in each.
+        self.indptr = np.zeros(1, np.int64)  # [V + 1]
+        self.doc = np.zeros(0, np.int32)  # [P] chunk row of each posting
+        self.tf = np.zeros(0, np.int32)  # [P] term frequency of each posting
+        self._derive()
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    # ------------------------------------------------------------ building
+
+    def add(self, chunks: list[Chunk]) -> None:
+        """Index more chunks (may be called many times; IDF and lengths are then recomputed)."""
+        self.add_tokens(chunks, [tokenize(c.text) for c in chunks])
+
+    def add_tokens(self, chunks: list[Chunk], token_lists: Sequence[list[str]]) -> None:
+        """`add` for chunks whose texts are already tokenised (a cache, a benchmark)."""
+        if len(chunks) != len(token_lists):
+            raise BM25Error(f"{len(chunks)} chunks but {len(token_lists)} token lists")
+        ids = [c.id for c in chunks]
+        if len(set(ids)) < len(ids) or any(i in self._row for i in ids):
+            raise BM25Error("duplicate chunk ids: every chunk may be added once")
+        if not chunks:
+            return
+        n0, n1 = len(self), len(self) + len(chunks)
+        # 1. Map every token of the batch to a term id, minting ids for new terms.
+        #    subtle: setdefault's default len(vocab) is evaluated first: the next free id.
+        vocab = self.vocab
+        term = np.fromiter((vocab.setdefault(t, len(vocab)) for toks in token_lists for t in toks),
+                           dtype=np.int64)  # [T] T = tokens in the batch
+        lens = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(chunks))  # [n]
+        row = np.repeat(np.arange(n0, n1), lens)  # [T] the chunk each token sits in
+        # 2. Count each (term, chunk) pair: encode it as one integer key = term * n1 + row;
+        #    np.unique sorts the keys (by term, then chunk) and counts repeats = tf.
+        key_new, tf_new = np.unique(term * n1 + row, return_counts=True)  # [P_new]
+        # 3. Merge with the old postings, re-keyed for the new n1. Old rows < n0 <= new rows, so
+        #    a stable sort by term keeps every posting list in chunk order.
+        old_term = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))  # [P_old]
+        keys = np.concatenate([old_term * n1 + self.doc, key_new])  # [P]
+        tf = np.concatenate([self.tf, tf_new.astype(np.int32)])  # [P]
+        order = np.argsort(keys, kind="stable")
+        keys, self.tf = keys[order], tf[order]
+        self.doc = (keys % n1).astype(np.int32)  # [P]
+        df = np.bincount(keys // n1, minlength=len(vocab))  # [V] chunks containing each term
+        self.indptr = np.concatenate([[0], np.cumsum(df)])  # [V + 1]
+        self.doc_len = np.concatenate([self.doc_len, lens])  # [N]
+        self.chunks.extend(chunks)
+        self._row.update((c, n0 + i) for i, c in enumerate(ids))
+        self._derive()
+
+    def _derive(self) -> None:
+        """Recompute IDF and every posting's impact from N, df, tf and the chunk lengths."""
+        N = len(self.doc_len)
+        df = np.diff(self.indptr)  # [V]
+        if self.idf_kind == "lucene":
+            # idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))  -- Lucene; never negative; theory/03
+            idf = np.log1p((N - df + 0.5) / (df + 0.5))  # [V]
+        else:
+            # idf(t) = ln((N - df + 0.5) / (df + 0.5)), negatives -> epsilon * mean idf -- rank_bm25
+            idf = np.log(N - df + 0.5) - np.log(df + 0.5)  # [V]
+            if len(idf):
+                idf[idf < 0] = self.epsilon * idf.mean()  # subtle: idf == 0 stays 0, as there
+        self.idf = idf
+        # tfc(t, c) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(c) / avgdl))  -- Okapi BM25
+        avgdl = self.doc_len.mean() if N and self.doc_len.any() else 1.0  # no tokens: no postings
+        norm = self.k1 * (1 - self.b + self.b * self.doc_len / avgdl)  # [N]
+        term = np.repeat(np.arange(len(df)), df)  # [P] the term of each posting
+        tf = self.tf.astype(np.float64)  # [P]
+        self.impact = idf[term] * tf * (self.k1 + 1) / (tf + norm[self.doc])  # [P]
+
+    # ------------------------------------------------------------ scoring
+
+    def query_tokens(self, query: str) -> list[str]:
+        """The query's tokens; a query without a single word is an error, not an empty result."""
+        tokens = tokenize(query)
+        if not tokens:
+            raise BM25Error(f"query has no word tokens: {query[:80]!r}")
+        return tokens
+
+    def term_ids(self, tokens: list[str]) -> np.ndarray:
+        """Term ids of the tokens the index knows, repeats kept, unknown ones dropped. [<= q]"""
+        return np.array([self.vocab[t] for t in tokens if t in self.vocab], dtype=np.int64)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for the query, [N] float64 (0 where no term matches)."""
+        return self.scores_ids(self.term_ids(self.query_tokens(query)))
+
+    def scores_ids(self, term_ids: np.ndarray) -> np.ndarray:
+        """`scores` for a pre-tokenised query given as term ids (repeats count). [N] float64"""
+        docs, weights = self._gather(term_ids)
+        return np.bincount(docs, weights=weights, minlength=len(self))  # [N]
+
+    def _gather(self, term_ids) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of the query's terms: chunk rows [G] and impacts x query count [G]."""
+        terms, qtf = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
+        lo, hi = self.indptr[terms], self.indptr[terms + 1]  # [u] each term's posting slice
+        docs = [self.doc[a:z] for a, z in zip(lo, hi, strict=True)]
+        weights = [self.impact[a:z] * c for a, z, c in zip(lo, hi, qtf, strict=True)]
+        if not docs:
+            return np.zeros(0, np.int32), np.zeros(0)
+        return np.concatenate(docs), np.concatenate(weights)
+
+    def search_ids(self, term_ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top k chunk rows [<= k] and their scores for a query given as term ids."""
+        k = check_k(k)
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        s = self.scores_ids(term_ids)  # [N]
+        # The candidates are the chunks holding a query term. With every idf > 0 (always under
+        # Lucene's IDF) those are exactly the non-zero scores: select among them only, since a
+        # top-k over a score vector that is mostly zeros costs as much as a sort.
+        if len(term_ids) and self.idf[term_ids].min() > 0:
+            cand = np.flatnonzero(s)  # [c] ascending rows
+        else:
+            cand = np.flatnonzero(np.bincount(self._gather(term_ids)[0], minlength=len(self)))
+        rows = cand[top_k(s[cand], k)] if len(cand) else cand  # ties: lower row first
+        return rows, s[rows]
+
+    def search(self, query: str, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k best chunks holding a query word, best first, ties in insertion order."""
+        k = check_k(k)
+        rows, s = self.search_ids(self.term_ids(self.query_tokens(query)), k)
+        return [(self.chunks[r], float(x)) for r, x in zip(rows, s, strict=True)]
+
+    def explain(self, query: str, chunk_id: str) -> dict[str, float]:
+        """Each query word's share of one chunk's score; the shares sum to its `scores` entry.
+
+        Example (chunks "go went", "go go", "gone"; lucene IDF, k1 = 1.2, b = 0.75):
+            explain("went gone", id_of_chunk_0) -> {"went": 0.98..., "gone": 0.0}
+        """
+        if chunk_id not in self._row:
+            raise BM25Error(f"no chunk with id {chunk_id!r} in the index")
+        row = self._row[chunk_id]
+        tokens = self.query_tokens(query)
+        out: dict[str, float] = {}  # word -> its contribution, in query order
+        for term in dict.fromkeys(tokens):
+            t, share = self.vocab.get(term), 0.0
+            if t is not None:
+                a, z = self.indptr[t], self.indptr[t + 1]
+                j = a + np.searchsorted(self.doc[a:z], row)  # the posting (t, row), if any
+                if j < z and self.doc[j] == row:
+                    share = float(self.impact[j] * tokens.count(term))
+            out[term] = share
+        return out
+
+    # ------------------------------------------------------------ saving
+
+    def save(self, path) -> None:
+        """Write the index to directory `path` atomically: arrays as .npy, the rest as JSON."""
+        arrays = {"indptr": self.indptr, "doc": self.doc, "tf": self.tf, "doc_len": self.doc_len}
+
+        def write(tmp: Path) -> None:
+            for name, a in arrays.items():
+                np.save(tmp / f"{name}.npy", a)
+            (tmp / "vocab.json").write_text(json.dumps(list(self.vocab), ensure_ascii=False),
+                                            encoding="utf-8")
+            (tmp / "chunks.jsonl").write_text("".join(chunk_to_json(c) + "\n"
+                                                      for c in self.chunks), encoding="utf-8")
+            files = [f"{n}.npy" for n in arrays] + ["vocab.json", "chunks.jsonl"]
+            manifest = {"format": FORMAT, "version": VERSION, "k1": self.k1, "b": self.b,
+                        "idf": self.idf_kind, "epsilon": self.epsilon, "count": len(self),
+                        "sha256": {f: sha256_file(tmp / f) for f in files}}
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+        write_dir_atomic(Path(path), write)
+
+    @classmethod
+    def load(cls, path) -> BM25Index:
+        """Read an index saved by `save`; every mismatch raises BM25Error naming the file."""
+        path = Path(path)
+        mpath = path / "manifest.json"
+        try:
+            m = json.loads(mpath.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise BM25Error(f"{mpath}: cannot read ({e})") from None
+        want = {"format": FORMAT, "version": VERSION}
+        for key in ("format", "version", "k1", "b", "idf", "epsilon", "count", "sha256"):
+            v = m.get(key) if isinstance(m, dict) else None
+            if v is None or (key in want and v != want[key]) or (key == "sha256") != (
+                    type(v) is dict) or (key == "count" and (type(v) is not int or v < 0)):
+                raise BM25Error(f"{mpath}: bad or missing {key!r}: {v!r}")
+        try:
+            index = cls(k1=m["k1"], b=m["b"], idf=m["idf"], epsilon=m["epsilon"])
+        except (TypeError, ValueError) as e:
+            raise BM25Error(f"{mpath}: bad parameters ({e})") from None
+        count, sums = m["count"], m["sha256"]
+        for name in ("indptr.npy", "doc.npy", "tf.npy", "doc_len.npy", "vocab.json",
+                     "chunks.jsonl"):
+            f = path / name
+            if not f.is_file() or sha256_file(f) != sums.get(name):
+                raise BM25Error(f"{f}: missing or sha256 differs from {mpath}")
+        try:
+            a = {n: np.load(path / f"{n}.npy", allow_pickle=False)
+                 for n in ("indptr", "doc", "tf", "doc_len")}
+            vocab = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise BM25Error(f"{path}: unreadable index file ({e})") from None
+        _check_arrays(path, a, vocab, count)
+        index.chunks = read_chunks(path / "chunks.jsonl", count)
+        index._row = {c.id: i for i, c in enumerate(index.chunks)}
+        index.vocab = {t: i for i, t in enumerate(vocab)}
+        index.indptr, index.doc, index.tf, index.doc_len = (
+            a["indptr"], a["doc"], a["tf"], a["doc_len"])
+        index._derive()
+        return index
+
+
+def _check_arrays(path: Path, a: dict[str, np.ndarray], vocab, count: int) -> None:
+    """The postings must describe `count` chunks and `len(vocab)` terms consistently."""
+    ip, doc, tf, dl = a["indptr"], a["doc"], a["tf"], a["doc_len"]
+    if not (isinstance(vocab, list) and all(isinstance(t, str) for t in vocab)
+            and len(set(vocab)) == len(vocab)):
+        raise BM25Error(f"{path / 'vocab.json'}: not a list of distinct terms")
+    if not (ip.dtype == np.int64 and ip.shape == (len(vocab) + 1,) and ip[0] == 0
+            and np.all(np.diff(ip) >= 0)):
+        raise BM25Error(f"{path / 'indptr.npy'}: not a CSR pointer over {len(vocab)} terms")
+    if not (doc.dtype == tf.dtype == np.int32 and dl.dtype == np.int64
+            and doc.shape == tf.shape == (ip[-1],) and dl.shape == (count,)):
+        raise BM25Error(f"{path / 'doc.npy'}, tf.npy, doc_len.npy: wrong dtype or length")
+    if len(doc) and (doc.min() < 0 or doc.max() >= count or tf.min() < 1 or
+                     not np.array_equal(np.bincount(doc, tf, minlength=count), dl)):
+        raise BM25Error(f"{path / 'doc.npy'}: postings do not add up to doc_len.npy")

@@ -1,0 +1,308 @@
+"""A flat (exact, brute-force) vector store: cosine similarity by one mat-vec and a top-k.
+
+What it is: chunks and their unit vectors in one growing float32 matrix; a query is scored
+against every row and the k best come back, ties broken by insertion order. Saved as a
+directory (vectors.npy + chunks.jsonl + manifest.json), written atomically, loaded without
+pickle and checked against the sha256 sums in its manifest.
+What it leaves out: approximate search (HNSW, IVF), deletes and updates, metadata filters.
+Follows DESIGN §3 `minirag.store.FlatVectorStore`; the scaling story is in theory/02 and lab 04.
+
+Letters: N stored vectors, d dimensions, m queries in a batch, k results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from minirag.chunk import Chunk
+from minirag.embed import Embedder
+
+FORMAT = "minirag.FlatVectorStore"
+VERSION = 1
+SAMPLE = 4096  # scores sampled per query to pick the top-k threshold (see top_k)
+BLOCK_BYTES = 32 << 20  # score block budget for batched search: 32 MiB of float32
+
+
+class StoreError(ValueError):
+    """A bad argument or a bad store on disk; the message names the value or the file."""
+
+
+# ---------------------------------------------------------------- files shared with bm25.py
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks (a 256 MB matrix never sits in memory twice)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_dir_atomic(path: Path, write) -> None:
+    """Create directory `path` by calling `write(tmp_dir)`, then renaming tmp_dir into place.
+
+    A crash leaves either the old directory or the new one, never a half-written mix. An existing
+    `path` is replaced only if it is one of ours (has a manifest.json) or is empty.
+    """
+    path = Path(path)
+    if path.exists() and (not path.is_dir() or
+                          (any(path.iterdir()) and not (path / "manifest.json").exists())):
+        raise StoreError(f"{path} exists and is not a saved index; refusing to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        write(tmp)
+        if path.exists():  # subtle: rename() cannot replace a non-empty directory; swap instead
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            os.replace(path, old / "x")
+            os.replace(tmp, path)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def chunk_to_json(c: Chunk) -> str:
+    return json.dumps({"id": c.id, "text": c.text, "doc_id": c.doc_id, "offset": c.offset,
+                       "metadata": c.metadata}, ensure_ascii=False)
+
+
+def read_chunks(path: Path, count: int) -> list[Chunk]:
+    """Read `count` chunks from a chunks.jsonl written by `chunk_to_json`."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) != count:
+        raise StoreError(f"{path}: {len(lines)} lines, manifest says {count}")
+    chunks = []
+    for i, line in enumerate(lines, 1):
+        try:
+            r = json.loads(line)
+            chunks.append(Chunk(id=r["id"], text=r["text"], doc_id=r["doc_id"],
+                                offset=r["offset"], metadata=r["metadata"]))
+        except (ValueError, KeyError, TypeError) as e:
+            raise StoreError(f"{path}:{i}: not a chunk record ({e})") from None
+    return chunks
+
+
+def check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise StoreError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _embedder_config(embedder: Embedder) -> dict[str, Any]:
+    """The embedder's `config` (a JSON-able dict, or a method returning one), if it has one."""
+    cfg = getattr(embedder, "config", None)
+    cfg = cfg() if callable(cfg) else cfg
+    return json.loads(json.dumps(cfg)) if isinstance(cfg, dict) else {}
+
+
+# ---------------------------------------------------------------- the store
+
+
+class FlatVectorStore:
+    """Exact cosine search over chunk embeddings.
+
+    Example:
+        store = FlatVectorStore(embedder); store.add(chunks)
+        store.search("past tense of go", k=3) -> [(Chunk(...), 0.83), (Chunk(...), 0.61), ...]
+    A query whose vector is zero (nothing the embedder recognises) matches nothing: `[]`.
+    """
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.d = int(embedder.d)
+        self._buf = np.zeros((0, self.d), dtype=np.float32)  # [capacity, d]; rows [:N] are used
+        self._chunks: list[Chunk] = []
+        self._ids: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The stored unit vectors, [N, d] float32, as a read-only view (no copy)."""
+        v = self._buf[: len(self)]
+        v.flags.writeable = False
+        return v
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """The stored chunks in insertion order (row i of `vectors`). Read it; use add() to grow."""
+        return self._chunks
+
+    # ------------------------------------------------------------ adding
+
+    def add(self, chunks: list[Chunk]) -> None:
+        """Embed the chunks' texts and append them."""
+        if chunks:
+            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
+
+    def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
+        """Append chunks with precomputed vectors [n, d] (an index cache, a benchmark)."""
+        vectors = np.asarray(vectors)
+        if vectors.shape != (len(chunks), self.d):
+            raise StoreError(f"vectors have shape {vectors.shape}, expected ({len(chunks)}, "
+                             f"{self.d}) for {len(chunks)} chunks of dimension {self.d}")
+        if not np.isfinite(vectors).all():
+            raise StoreError("vectors contain NaN or inf")
+        new_ids = [c.id for c in chunks]
+        if len(set(new_ids)) < len(new_ids) or not self._ids.isdisjoint(new_ids):
+            raise StoreError("duplicate chunk ids: every chunk may be added once")
+        # Normalise once, here, so a search is a bare dot product. Zero rows stay zero.
+        v = vectors.astype(np.float32)  # [n, d], always a copy we may scale
+        norms = np.linalg.norm(v, axis=1, keepdims=True)  # [n, 1]
+        np.divide(v, norms, out=v, where=norms > 0)
+        # Grow by doubling: appending n rows costs O(n) amortised, never a vstack of everything.
+        n0, n1 = len(self), len(self) + len(chunks)
+        if n1 > len(self._buf):
+            grown = np.zeros((max(n1, 2 * len(self._buf), 16), self.d), dtype=np.float32)
+            grown[:n0] = self._buf[:n0]
+            self._buf = grown
+        self._buf[n0:n1] = v
+        self._chunks.extend(chunks)
+        self._ids.update(new_ids)
+
+    # ------------------------------------------------------------ searching
+
+    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k chunks most similar to the query text, best first."""
+        if not query_text or not query_text.strip():
+            raise StoreError("query is empty")
+        return self.search_vector(self.embedder.embed([query_text])[0], k)
+
+    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k stored chunks with the highest cosine to q [d], best first."""
+        q = np.asarray(q)
+        if q.ndim != 1:
+            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
+        return self.search_vectors(q[None, :], k)[0]
+
+    def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
+        """Batched search: one result list per row of Q [m, d]."""
+        k = check_k(k)
+        Q = np.asarray(Q)
+        if Q.ndim != 2 or Q.shape[1] != self.d:
+            raise StoreError(f"query has shape {Q.shape}, expected (m, {self.d})")
+        if not np.isfinite(Q).all():
+            raise StoreError("query contains NaN or inf")
+        Q = Q.astype(np.float32)  # [m, d]; a copy: the caller's array is never scaled
+        norms = np.linalg.norm(Q, axis=1, keepdims=True)  # [m, 1]
+        np.divide(Q, norms, out=Q, where=norms > 0)
+        V, N = self._buf[: len(self)], len(self)  # [N, d], a view
+        results: list[list[tuple[Chunk, float]]] = [[] for _ in range(len(Q))]
+        live = np.flatnonzero(norms[:, 0] > 0)  # zero queries keep their []
+        if N == 0:
+            return results
+        # Score the queries in blocks so the [b, N] score block stays under BLOCK_BYTES.
+        b = max(1, BLOCK_BYTES // (4 * N))
+        for start in range(0, len(live), b):
+            rows = live[start:start + b]
+            S = Q[rows] @ V.T if len(rows) > 1 else (V @ Q[rows[0]])[None]  # [b, N] float32
+            for r, s in zip(rows, S, strict=True):
+                top = top_k(s, k)  # [min(k, N)] row indices, best first
+                results[r] = [(self._chunks[i], float(s[i])) for i in top]
+        return results
+
+    # ------------------------------------------------------------ saving
+
+    def save(self, path) -> None:
+        """Write the store to directory `path` atomically (vectors.npy, chunks.jsonl, manifest)."""
+
+        def write(tmp: Path) -> None:
+            np.save(tmp / "vectors.npy", np.ascontiguousarray(self._buf[: len(self)]))
+            (tmp / "chunks.jsonl").write_text(
+                "".join(chunk_to_json(c) + "\n" for c in self._chunks), encoding="utf-8")
+            manifest = {
+                "format": FORMAT, "version": VERSION, "d": self.d, "count": len(self),
+                "embedder": {"name": self.embedder.name, "config": _embedder_config(self.embedder)},
+                "vectors_sha256": sha256_file(tmp / "vectors.npy"),
+                "chunks_sha256": sha256_file(tmp / "chunks.jsonl"),
+            }
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+        write_dir_atomic(Path(path), write)
+
+    @classmethod
+    def load(cls, path, embedder: Embedder) -> FlatVectorStore:
+        """Read a store saved by `save`; every mismatch raises StoreError naming the file."""
+        path = Path(path)
+        mpath = path / "manifest.json"
+        try:
+            m = json.loads(mpath.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{mpath}: cannot read ({e})") from None
+        expect = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
+                  "embedder": {"name": embedder.name, "config": _embedder_config(embedder)}}
+        for key, want in expect.items():
+            if not isinstance(m, dict) or m.get(key) != want:
+                got = m.get(key) if isinstance(m, dict) else m
+                raise StoreError(f"{mpath}: {key} is {got!r}, expected {want!r}")
+        count = m.get("count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
+        vectors = _load_npy(path / "vectors.npy", m.get("vectors_sha256"), mpath)
+        d = int(embedder.d)
+        if vectors.dtype != np.float32 or vectors.shape != (count, d):
+            raise StoreError(f"{path / 'vectors.npy'}: {vectors.dtype} {vectors.shape}, "
+                             f"expected float32 ({count}, {d})")
+        norms = np.linalg.norm(vectors, axis=1)  # [N]
+        if not (np.isfinite(vectors).all() and
+                np.all((np.abs(norms - 1) < 1e-3) | (norms == 0))):
+            raise StoreError(f"{path / 'vectors.npy'}: rows are not unit-norm (or zero)")
+        cpath = path / "chunks.jsonl"
+        if not cpath.is_file() or sha256_file(cpath) != m.get("chunks_sha256"):
+            raise StoreError(f"{cpath}: missing or sha256 differs from {mpath}")
+        store = cls(embedder)
+        store._chunks = read_chunks(cpath, count)
+        store._ids = {c.id for c in store._chunks}
+        if len(store._ids) != count:
+            raise StoreError(f"{cpath}: duplicate chunk ids")
+        store._buf = vectors
+        return store
+
+
+def _load_npy(path: Path, sha: Any, mpath: Path) -> np.ndarray:
+    """np.load without pickle, after checking the file's sha256 against the manifest."""
+    if not path.is_file() or sha256_file(path) != sha:
+        raise StoreError(f"{path}: missing or sha256 differs from {mpath}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{path}: not a plain .npy array ({e})") from None
+
+
+def top_k(s: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
+
+    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
+    the candidates: take every step-th score (a sample of ~SAMPLE), let t be the k-th largest
+    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
+    (ties included) all survive `s >= t`; only ~k * N / SAMPLE of them do, and those are ranked.
+    """
+    N = len(s)
+    k = min(k, N)
+    cand = np.arange(N)  # [N] candidate row indices
+    if N > 4 * SAMPLE and k <= SAMPLE // 8:
+        sample = s[:: N // SAMPLE]  # [~SAMPLE], a strided view
+        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
+        cand = np.flatnonzero(s >= t)  # [c], c >= k, ascending = insertion order
+    sc = s[cand]  # [c]
+    if len(cand) > k:
+        # Keep everything above the k-th largest value, then the lowest-index ties at it.
+        kth = np.partition(sc, len(sc) - k)[len(sc) - k]
+        above = np.flatnonzero(sc > kth)
+        tied = np.flatnonzero(sc == kth)[: k - len(above)]
+        keep = np.concatenate([above, tied])
+        cand, sc = cand[keep], sc[keep]
+    order = np.lexsort((cand, -sc))  # by score descending, then index ascending
+    return cand[order]
