@@ -1,12 +1,21 @@
 """Shared pytest setup: the hypothesis profile for CI and paths to the repo's data."""
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Index caches built during the tests (in-process and in CLI subprocesses, which inherit the
+# environment) go to a temporary folder, never into the working tree's .cache/.
+if "MINIRAG_CACHE_DIR" not in os.environ:
+    os.environ["MINIRAG_CACHE_DIR"] = tempfile.mkdtemp(prefix="minirag-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["MINIRAG_CACHE_DIR"], ignore_errors=True)
 
 # CI is derandomised (the same examples every run) and has no per-example deadline:
 # a loaded 2-core machine must not turn a slow example into a failure.

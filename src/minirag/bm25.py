@@ -194,7 +194,7 @@ class BM25Index:
         """Each query word's share of one chunk's score; the shares sum to its `scores` entry.
 
         Example (chunks "go went", "go go", "gone"; lucene IDF, k1 = 1.2, b = 0.75):
-            explain("went gone", id_of_chunk_0) -> {"went": 0.98..., "gone": 0.0}
+            explain("went gone", id_of_chunk_0) -> {"went": 0.906649, "gone": 0.0}
         """
         if chunk_id not in self._row:
             raise BM25Error(f"no chunk with id {chunk_id!r} in the index")

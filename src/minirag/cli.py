@@ -22,6 +22,14 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
+def read_query(arg: str) -> str:
+    """The query itself, or standard input when it is "-" (argv cannot carry a huge query)."""
+    from minirag.retrieve import check_query
+    query = sys.stdin.read() if arg == "-" else arg
+    check_query(query)
+    return query
+
+
 def cmd_index(args) -> dict:
     from minirag.index import IndexConfig, load_or_build_index
     t0 = time.perf_counter()
@@ -36,20 +44,21 @@ def cmd_search(args) -> dict:
     from minirag.retrieve import Retriever
     if args.k < 1:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
+    query = read_query(args.query)
     t0 = time.perf_counter()
     index = load_or_build_index(args.kb, IndexConfig(embedder=args.embedder))
     t1 = time.perf_counter()
     retriever = Retriever(index.store, index.bm25)
-    results = retriever.retrieve_scored(args.query, args.k, args.mode)
-    out = {"query": args.query, "mode": args.mode, "results": [], "timings_ms": {
+    results = retriever.retrieve_scored(query, args.k, args.mode)
+    out = {"query": query, "mode": args.mode, "results": [], "timings_ms": {
         "load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
                "section": c.metadata["section"], "score": round(float(score), 6),
                "text": c.text}
         if args.explain:
-            row["explain"] = {"rrf": retriever.explain(args.query, c.id),
-                              "bm25_terms": index.bm25.explain(args.query, c.id)}
+            row["explain"] = {"rrf": retriever.explain(query, c.id),
+                              "bm25_terms": index.bm25.explain(query, c.id)}
         out["results"].append(row)
     return out
 
@@ -133,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
 
     s = add("search", cmd_search, print_search, "retrieve the best chunks for a query")
-    s.add_argument("query")
+    s.add_argument("query", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=5, help="number of results (>= 1)")
     s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
     s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")

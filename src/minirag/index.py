@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from minirag.embed import Embedder, HashingEmbedder
 from minirag.kb import DEFAULT_KB, REPO_ROOT
 from minirag.store import FlatVectorStore
 
-CACHE_DIR = REPO_ROOT / ".cache" / "index"
+# where cached indexes live; MINIRAG_CACHE_DIR moves them (the test suite points it at a tmp dir)
+CACHE_DIR = Path(os.environ.get("MINIRAG_CACHE_DIR", REPO_ROOT / ".cache")) / "index"
 EMBEDDERS = ("hashing", "biencoder")
 FORMAT_VERSION = 1
 

@@ -1,0 +1,103 @@
+"""The `minirag` command as a learner runs it: subprocesses, JSON shapes (DESIGN §3 cli), exit
+codes (0 ok, 1 user error with a one-line message, 2 usage error) and bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from minirag.retrieve import MAX_QUERY_CHARS
+
+
+def minirag(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "minirag", *args], capture_output=True,
+                          text=True, input=stdin, timeout=300)
+
+
+def assert_user_error(r, match):
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("minirag: error:"), r.stderr
+    assert match in lines[0]
+
+
+@pytest.fixture(scope="module")
+def small_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kb")
+    (root / "verbs.md").write_text("# Verbs\n## Irregular\nThe past of swim is swam; the "
+                                   "participle is swum.\n", encoding="utf-8")
+    (root / "nouns.md").write_text("# Nouns\n## Plurals\nOne mouse, two mice.\n",
+                                   encoding="utf-8")
+    return root
+
+
+def test_search_json_shape(small_kb):
+    r = minirag("search", "plural of mouse", "-k", "2", "--kb", str(small_kb), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert set(out) == {"query", "mode", "results", "timings_ms"}
+    assert out["mode"] == "hybrid" and len(out["results"]) == 2
+    top = out["results"][0]
+    assert set(top) == {"rank", "chunk_id", "doc_id", "section", "score", "text"}
+    assert (top["rank"], top["doc_id"], top["section"]) == (1, "nouns.md", "Plurals")
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
+def test_search_text_output_and_explain(small_kb, mode):
+    r = minirag("search", "swum", "--mode", mode, "--kb", str(small_kb), "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "verbs.md § Irregular" in r.stdout.splitlines()[0]
+    assert "bm25 rank" in r.stdout
+
+
+def test_index_json(small_kb):
+    r = minirag("index", "--kb", str(small_kb), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["documents"] == 2 and out["chunks"] >= 2
+
+
+def test_user_errors_exit_1_with_one_line(small_kb, tmp_path):
+    assert_user_error(minirag("search", "go", "--kb", str(tmp_path / "missing")), "not found")
+    assert_user_error(minirag("search", "   ", "--kb", str(small_kb)), "empty")
+    assert_user_error(minirag("search", "go", "-k", "0", "--kb", str(small_kb)), "-k")
+    assert_user_error(minirag("index", "--kb", str(tmp_path / "missing")), "not found")
+
+
+def test_a_one_megabyte_query_is_refused_not_crashed(small_kb):
+    r = minirag("search", "-", "--kb", str(small_kb), stdin="swim " * 200_000)
+    assert_user_error(r, f"limit is {MAX_QUERY_CHARS:,}")
+
+
+def test_query_from_stdin(small_kb):
+    r = minirag("search", "-", "--kb", str(small_kb), "--json", stdin="plural of mouse\n")
+    assert r.returncode == 0 and json.loads(r.stdout)["results"][0]["doc_id"] == "nouns.md"
+
+
+def test_usage_errors_exit_2():
+    assert minirag("search", "go", "--mode", "sparse").returncode == 2
+    assert minirag("frobnicate").returncode == 2
+    assert minirag().returncode == 2
+
+
+def test_eval_json_shape(small_kb, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({
+        "id": "t1", "question": "past participle of swim", "type": "literal",
+        "topic": "verb-conjugation", "gold": [{"doc_id": "verbs.md", "section": "Irregular"}],
+        "answer": "swum"}) + "\n", encoding="utf-8")
+    r = minirag("eval", "--set", str(questions), "--kb", str(small_kb), "--no-sweep",
+                "--plots", str(tmp_path / "plots"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    rows = {(row["config"], row["group"]): row for row in out["retrieval"]}
+    assert {"dense(hashing)", "bm25", "hybrid(hashing+bm25)"} <= {c for c, _ in rows}
+    row = rows[("hybrid(hashing+bm25)", "all")]
+    assert row["n"] == 1 and row["recall@1"] == 1.0 and row["mrr@10"] == 1.0
+    assert {"recall@3", "recall@5", "recall@10", "ndcg@10", "p50_ms", "p95_ms"} <= set(row)
+    assert (tmp_path / "plots" / "recall_at_k.png").stat().st_size > 1000
+
+
+def test_eval_on_a_missing_set_is_a_user_error(tmp_path):
+    assert_user_error(minirag("eval", "--set", str(tmp_path / "none.jsonl")), "not found")
