@@ -140,9 +140,11 @@ def test_term_in_exactly_half_the_chunks_scores_above_zero():
     ix = index_of(["go home", "go away", "stay home", "run away"])
     assert ix.idf[ix.vocab["go"]] == pytest.approx(math.log(2))
     assert ix.scores("go")[:2].min() > 0
-    # rank_bm25's IDF gives ln(2/2) = 0 here: reproduced with idf="okapi", as documented
-    assert index_of(["go home", "go away", "stay home", "run away"], idf="okapi").scores(
-        "go").max() == 0
+    # rank_bm25's IDF gives ln(2/2) = 0 here: reproduced with idf="okapi", as documented;
+    # the chunks holding "go" are still the results, with score 0
+    okapi = index_of(["go home", "go away", "stay home", "run away"], idf="okapi")
+    assert okapi.scores("go").max() == 0
+    assert [(c.text, x) for c, x in okapi.search("go")] == [("go home", 0.0), ("go away", 0.0)]
 
 
 def test_two_chunk_corpus_gives_non_zero_scores():
@@ -228,6 +230,20 @@ def test_search_is_the_exact_top_k_of_scores(texts, query, k):
     held = [i for i, t in enumerate(texts) if set(tokenize(t)) & set(tokenize(query))]
     want = sorted(held, key=lambda i: (-s[i], i))[:k]
     assert [c.offset for c, _ in ix.search(query, k)] == want
+
+
+@pytest.mark.parametrize("idf", ["lucene", "okapi"])
+def test_search_on_a_bigger_corpus_rare_and_common_words(idf):
+    """Both top-k paths: a rare word (few non-zero scores) and a common one (most non-zero)."""
+    rng = np.random.default_rng(5)
+    docs = zipf_corpus(rng, 400, n_terms=200)
+    ix = index_of([" ".join(d) for d in docs], idf=idf)
+    for query in ("w150", "w0", "w0 w150 w3", "w1 w1"):
+        s = ix.scores(query)
+        held = [i for i, d in enumerate(docs) if set(d) & set(query.split())]
+        for k in (1, 10, 500):
+            want = sorted(held, key=lambda i: (-s[i], i))[:k]
+            assert [c.offset for c, _ in ix.search(query, k)] == want
 
 
 # ---------------------------------------------------------------- save / load

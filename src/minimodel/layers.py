@@ -39,10 +39,11 @@ def embedding_backward(dout, cache):
 
 
 def layernorm_forward(x, g, b, eps=1e-5):
-    mu = x.mean(axis=-1, keepdims=True)  # [..., C] -> [..., 1]
-    var = x.var(axis=-1, keepdims=True)  # [..., 1] (biased, as in GPT-2)
+    C = x.shape[-1]
+    xc = x - x.sum(axis=-1, keepdims=True) / C  # [..., C] minus the row mean [..., 1]
+    var = (xc * xc).sum(axis=-1, keepdims=True) / C  # [..., 1] biased, as in GPT-2
     rstd = 1.0 / np.sqrt(var + eps)  # [..., 1]
-    xhat = (x - mu) * rstd  # [..., C] zero mean, unit variance per row
+    xhat = xc * rstd  # [..., C] zero mean, unit variance per row
     return xhat * g + b, (xhat, rstd, g)  # [..., C]
 
 

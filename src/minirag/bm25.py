@@ -156,33 +156,40 @@ class BM25Index:
 
     def scores_ids(self, term_ids: np.ndarray) -> np.ndarray:
         """`scores` for a pre-tokenised query given as term ids (repeats count). [N] float64"""
-        docs, weights = self._gather(term_ids)
-        return np.bincount(docs, weights=weights, minlength=len(self))  # [N]
-
-    def _gather(self, term_ids) -> tuple[np.ndarray, np.ndarray]:
-        """The postings of the query's terms: chunk rows [G] and impacts x query count [G]."""
-        terms, qtf = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
-        lo, hi = self.indptr[terms], self.indptr[terms + 1]  # [u] each term's posting slice
-        docs = [self.doc[a:z] for a, z in zip(lo, hi, strict=True)]
-        weights = [self.impact[a:z] * c for a, z, c in zip(lo, hi, qtf, strict=True)]
-        if not docs:
-            return np.zeros(0, np.int32), np.zeros(0)
-        return np.concatenate(docs), np.concatenate(weights)
+        s = np.zeros(len(self))  # [N]
+        for t in term_ids:  # a loop over the query's words, never over chunks
+            # the chunks holding t and their impacts: add each impact to its chunk's score
+            a, z = self.indptr[t], self.indptr[t + 1]
+            np.add.at(s, self.doc[a:z], self.impact[a:z])  # [df(t)] rows, [df(t)] impacts
+        return s
 
     def search_ids(self, term_ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top k chunk rows [<= k] and their scores for a query given as term ids."""
         k = check_k(k)
-        term_ids = np.asarray(term_ids, dtype=np.int64)
+        term_ids = np.asarray(term_ids, dtype=np.int64)  # [q]
         s = self.scores_ids(term_ids)  # [N]
-        # The candidates are the chunks holding a query term. With every idf > 0 (always under
-        # Lucene's IDF) those are exactly the non-zero scores: select among them only, since a
-        # top-k over a score vector that is mostly zeros costs as much as a sort.
-        if len(term_ids) and self.idf[term_ids].min() > 0:
-            cand = np.flatnonzero(s)  # [c] ascending rows
+        # Only chunks holding a query word are results. When every idf > 0 (always, under
+        # Lucene's IDF) they are exactly the chunks with s > 0.
+        if len(term_ids) == 0:
+            return term_ids, s[term_ids]
+        if self.idf[term_ids].min() > 0:
+            n_postings = int((self.indptr[term_ids + 1] - self.indptr[term_ids]).sum())
+            if 4 * n_postings < len(s):
+                # Mostly zeros: a top-k over them costs as much as a sort (a partition over
+                # many equal values), so rank the few non-zero scores only.
+                cand = np.flatnonzero(s)  # [c] ascending rows
+                rows = cand[top_k(s[cand], k)]
+            else:
+                rows = top_k(s, k)  # mostly non-zero: rank them all...
+                rows = rows[s[rows] > 0]  # ...and drop any chunk that holds no query word
         else:
-            cand = np.flatnonzero(np.bincount(self._gather(term_ids)[0], minlength=len(self)))
-        rows = cand[top_k(s[cand], k)] if len(cand) else cand  # ties: lower row first
-        return rows, s[rows]
+            # okapi IDF can be 0 or negative: mark the chunks holding a query word explicitly
+            hit = np.zeros(len(s), dtype=bool)  # [N]
+            for t in term_ids:
+                hit[self.doc[self.indptr[t]:self.indptr[t + 1]]] = True
+            cand = np.flatnonzero(hit)  # [c]
+            rows = cand[top_k(s[cand], k)]
+        return rows, s[rows]  # ties: lower row (earlier insertion) first
 
     def search(self, query: str, k: int = 5) -> list[tuple[Chunk, float]]:
         """The k best chunks holding a query word, best first, ties in insertion order."""

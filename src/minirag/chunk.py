@@ -37,6 +37,41 @@ class Chunk:
     # metadata keys: section (heading text), title (the # title), char_start, char_end, n_tokens
 
 
+def search_text(chunk: Chunk) -> str:
+    """What the indexes see of a chunk: "title | section", its table's header, then its text.
+
+    The second chunk of a section does not repeat the section's heading, so without this
+    header a query like "third conditional form" cannot reach it by its words (a "contextual
+    chunk header"). The chunk's own `text` stays the exact slice the reader is shown.
+
+    Example: a chunk of past-simple.md under "## Form" -> "Past simple | Form\nRegular verbs..."
+    """
+    m = chunk.metadata
+    header = f"{m.get('title', '')} | {m.get('section', '')}\n{m.get('table_header', '')}"
+    return f"{header.rstrip()}\n{chunk.text}"
+
+
+def table_header(text: str, pos: int) -> str:
+    """The header row of the markdown table that `pos` falls inside, below its first rows.
+
+    A chunk that starts in the middle of a table is a list of rows whose columns mean nothing
+    without the header ("| drink | drank | drunk |" -> which is the participle?).
+    Example: table_header("| a | b |\n|---|---|\n| 1 | 2 |\n", 20) -> "| a | b |"
+    """
+    line_start = text.rfind("\n", 0, pos) + 1
+    if not text.startswith("|", line_start) or line_start == 0:
+        return ""
+    first = line_start
+    while first > 0:  # walk up while the previous line is a table row too
+        prev = text.rfind("\n", 0, first - 1) + 1
+        if not text.startswith("|", prev):
+            break
+        first = prev
+    if first == line_start:
+        return ""  # the chunk starts at the header itself
+    return text[first:text.find("\n", first)].strip()
+
+
 def _unit_starts(text: str, start: int, end: int) -> list[int]:
     """Where a chunk may start inside text[start:end]: the start, and every word start.
 
@@ -165,7 +200,8 @@ def chunk_text(text: str, doc_id: str, target_tokens: int = 150, overlap: int = 
             chunks.append(Chunk(
                 id=chunk_id(doc_id, offset), text=text[a:b], doc_id=doc_id, offset=offset,
                 metadata={"section": sec.heading, "title": doc.title, "char_start": a,
-                          "char_end": b, "n_tokens": count(text[a:b])},
+                          "char_end": b, "n_tokens": count(text[a:b]),
+                          "table_header": table_header(text, a)},
             ))
     return chunks
 

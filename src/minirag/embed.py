@@ -46,7 +46,7 @@ class HashingEmbedder:
 
     name = "hashing"
 
-    def __init__(self, d: int = 256, char_weight: float = 0.5, use_idf: bool = True):
+    def __init__(self, d: int = 1024, char_weight: float = 0.5, use_idf: bool = True):
         if d < 1:
             raise ValueError(f"d ({d}) must be >= 1")
         self.d = d  # output dimension (number of hash buckets)

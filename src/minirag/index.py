@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minirag.artifacts import ArtifactError, kb_sha256, load_tokenizer
-from minirag.bm25 import BM25Index
-from minirag.chunk import Chunk, load_kb
+from minirag.bm25 import BM25Index, tokenize
+from minirag.chunk import Chunk, load_kb, search_text
 from minirag.embed import Embedder, HashingEmbedder
 from minirag.kb import DEFAULT_KB, REPO_ROOT
 from minirag.store import FlatVectorStore
@@ -26,7 +26,7 @@ from minirag.store import FlatVectorStore
 # where cached indexes live; MINIRAG_CACHE_DIR moves them (the test suite points it at a tmp dir)
 CACHE_DIR = Path(os.environ.get("MINIRAG_CACHE_DIR", REPO_ROOT / ".cache")) / "index"
 EMBEDDERS = ("hashing", "biencoder")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 3  # bump when what gets indexed changes: old caches then rebuild
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ class Index:
     loaded_from_cache: bool = False
 
 
-def make_embedder(name: str, chunks: list[Chunk]) -> Embedder:
-    """The named embedder, fitted on the chunk texts where it learns from the corpus (IDF)."""
+def make_embedder(name: str, texts: list[str]) -> Embedder:
+    """The named embedder, fitted on the indexed texts where it learns from the corpus (IDF)."""
     if name == "hashing":
-        return HashingEmbedder().fit([c.text for c in chunks])
+        return HashingEmbedder().fit(texts)
     if name == "biencoder":
         from minirag.biencoder import load_biencoder
         return load_biencoder()
@@ -70,11 +70,12 @@ def build_index(kb: Path = DEFAULT_KB, config: IndexConfig = IndexConfig(), key:
                 ) -> Index:
     """Chunk, embed and index every file of `kb` (no cache)."""
     chunks = load_kb(Path(kb), config.target_tokens, config.overlap, load_tokenizer())
-    embedder = make_embedder(config.embedder, chunks)
+    texts = [search_text(c) for c in chunks]  # title and section header + the chunk's text
+    embedder = make_embedder(config.embedder, texts)
     store = FlatVectorStore(embedder)
-    store.add(chunks)
+    store.add_vectors(chunks, embedder.embed(texts))
     bm25 = BM25Index()
-    bm25.add(chunks)
+    bm25.add_tokens(chunks, [tokenize(t) for t in texts])
     return Index(chunks, embedder, store, bm25, key or cache_key(Path(kb), config))
 
 
@@ -88,7 +89,7 @@ def load_or_build_index(kb: Path = DEFAULT_KB, config: IndexConfig = IndexConfig
         try:
             bm25 = BM25Index.load(folder / "bm25")
             chunks = bm25.chunks
-            embedder = make_embedder(config.embedder, chunks)
+            embedder = make_embedder(config.embedder, [search_text(c) for c in chunks])
             store = FlatVectorStore.load(folder / "store", embedder)
             return Index(chunks, embedder, store, bm25, key, loaded_from_cache=True)
         except (ValueError, OSError, KeyError) as e:
