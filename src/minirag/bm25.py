@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -92,23 +93,28 @@ class BM25Index:
         if not chunks:
             return
         n0, n1 = len(self), len(self) + len(chunks)
-        # 1. Map every token of the batch to a term id, minting ids for new terms.
-        #    subtle: setdefault's default len(vocab) is evaluated first: the next free id.
+        # 1. Map every token of the batch to a term id, minting ids for new terms in first-seen
+        #    order. (chain, fromkeys and map run in C: no Python bytecode per token.)
+        flat = list(chain.from_iterable(token_lists))  # [T] every token of the batch
         vocab = self.vocab
-        term = np.fromiter((vocab.setdefault(t, len(vocab)) for toks in token_lists for t in toks),
-                           dtype=np.int64)  # [T] T = tokens in the batch
+        for t in dict.fromkeys(flat):  # distinct tokens, first-seen order
+            if t not in vocab:
+                vocab[t] = len(vocab)
+        term = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))  # [T]
         lens = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(chunks))  # [n]
         row = np.repeat(np.arange(n0, n1), lens)  # [T] the chunk each token sits in
         # 2. Count each (term, chunk) pair: encode it as one integer key = term * n1 + row;
         #    np.unique sorts the keys (by term, then chunk) and counts repeats = tf.
         key_new, tf_new = np.unique(term * n1 + row, return_counts=True)  # [P_new]
-        # 3. Merge with the old postings, re-keyed for the new n1. Old rows < n0 <= new rows, so
-        #    a stable sort by term keeps every posting list in chunk order.
+        # 3. Merge with the old postings, re-keyed for the new n1, and sort all the keys again:
+        #    by term, then by chunk. That is the CSR layout.
         old_term = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))  # [P_old]
         keys = np.concatenate([old_term * n1 + self.doc, key_new])  # [P]
         tf = np.concatenate([self.tf, tf_new.astype(np.int32)])  # [P]
-        order = np.argsort(keys, kind="stable")
-        keys, self.tf = keys[order], tf[order]
+        if n0:  # (a first add is sorted already)
+            order = np.argsort(keys)
+            keys, tf = keys[order], tf[order]
+        self.tf = tf
         self.doc = (keys % n1).astype(np.int32)  # [P]
         df = np.bincount(keys // n1, minlength=len(vocab))  # [V] chunks containing each term
         self.indptr = np.concatenate([[0], np.cumsum(df)])  # [V + 1]

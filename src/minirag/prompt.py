@@ -1,0 +1,154 @@
+"""The prompt augmenter: question + ranked chunks -> a prompt that fits the reader's window.
+
+What it is: two templates. COMPACT_TEMPLATE is the MiniGPT reader's: special tokens as
+delimiters, the question first (a causal reader then reads every context token already knowing
+the question), each chunk cut to its most query-relevant window so that three fit in 64
+tokens. FULL_TEMPLATE is the long "grammar tutor" prompt for an external LLM, with no budget.
+What it leaves out: re-ranking (the chunks arrive in rank order and keep it).
+Follows DESIGN §3 `minirag.prompt`; the budget arithmetic is in theory/05.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from minirag.bm25 import tokenize
+from minirag.chunk import Chunk
+from minirag.special_tokens import CTX, MARKERS, A, Q
+
+IDK_TEXT = "I don't know — not in the rules I have."
+STOPWORDS = frozenset(
+    "a an the of to in on at for is are was were be been do does did i you he she it we "
+    "they what whats which who how why when where or and with as by this that these those "
+    "my your its can could should would will shall me there here not no yes so if".split())
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str  # "compact" or "full"
+    frame: str  # the whole prompt, with {question} and {context} slots
+    item: str  # one chunk, with {marker} and {text} slots
+    budgeted: bool  # True: must fit `budget` tokens; chunks are windowed
+
+
+COMPACT_TEMPLATE = Template("compact", f"{Q}{{question}}{{context}}{A}", f"{CTX}{{marker}}{{text}}",
+                            budgeted=True)
+FULL_TEMPLATE = Template(
+    "full",
+    "You are a patient English grammar tutor. Use only the facts in the context below; do "
+    "not use anything you remember. Cite every fact with the number of its source, like "
+    f"[#1]. If the context does not contain the answer, say exactly: \"{IDK_TEXT}\"\n\n"
+    "Context:\n{context}\nQuestion: {question}\nAnswer:",
+    "{marker} {text}\n", budgeted=False)
+DEFAULT_TEMPLATE = COMPACT_TEMPLATE
+MIN_WINDOW = 4  # tokens: a chunk that would get fewer is dropped, not shown as a stub
+MAX_QUESTION = 24  # tokens of the question kept in a budgeted prompt
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str  # what the reader sees, special tokens rendered
+    token_ids: list[int]  # len(token_ids) <= budget for a budgeted template
+    citations: dict[str, str]  # "[#1]" -> chunk id, in rank order
+    dropped: list[str]  # ids of the chunks that did not fit
+
+
+def units(text: str) -> list[str]:
+    """A chunk's candidate windows: its lines and the sentences of long lines, without
+    headings (they name a topic but state no fact) or table rules ("|---|---|")."""
+    out = []
+    for line in text.splitlines():
+        line = " ".join(line.replace("**", "").split())  # drop bold markers, fold spaces
+        if line.strip("|-: ") and not line.startswith("#"):
+            out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
+    return out
+
+
+def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
+                shown: frozenset[str] = frozenset()) -> str:
+    """The line or sentence of `text` with the most (weighted) query words, cut to fit.
+
+    Units already `shown` from an overlapping chunk are skipped. A unit longer than
+    `max_tokens` is cut to the token window that starts a little before its first query
+    word. Ties go to the earlier unit.
+    """
+    q = set(tokenize(query)) - STOPWORDS
+    cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
+    scores = [sum(weight(w) for w in set(tokenize(u)) & q) for u in cands]
+    best = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))]
+    ids = tokenizer.encode(best)
+    if len(ids) <= max_tokens:
+        return best
+    hit = next((m.start() for m in re.finditer(r"[A-Za-z0-9']+", best)
+                if m.group().lower() in q), 0)
+    start = max(0, min(len(tokenizer.encode(best[:hit])) - 2, len(ids) - max_tokens))
+    return tokenizer.decode(ids[start:start + max_tokens])
+
+
+def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
+                 budget: int | None = 64, tokenizer=None) -> Prompt:
+    """Lay out the question and the chunks (rank order) in `template`.
+
+    Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget);
+    the chunks share what is left
+    equally, each shown as its best window; `len(token_ids) <= budget` always. With no chunks
+    this is the abstention prompt: the question and nothing to answer from.
+    Example: build_prompt("past of go", [chunk]).text ->
+        "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
+    """
+    if tokenizer is None:
+        from minirag.artifacts import load_tokenizer
+        tokenizer = load_tokenizer()
+    if not template.budgeted:
+        return _full_prompt(query, chunks, template, tokenizer)
+    if budget is None or budget < 8:
+        raise ValueError(f"budget ({budget}) must be >= 8 tokens for the compact template")
+    sp = tokenizer.encode_special
+    q_max = min(MAX_QUESTION, (budget - 2) // 2)  # never more than half of the window
+    q_ids = tokenizer.encode(" ".join(query.split()))[:q_max]
+    ids = sp(Q) + q_ids
+    room = budget - len(ids) - 1  # what the chunks may use; 1 for the closing <|a|>
+    shown: list[Chunk] = []
+    dropped: list[str] = []
+    seen: list[str] = []  # window texts already in the prompt
+    per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
+    weight = _local_idf([c.text for c in chunks])
+    for c in chunks:
+        allowance = min(per_chunk, room - 2)
+        if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:
+            dropped.append(c.id)
+            continue
+        text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen))
+        seen.append(text)
+        window = tokenizer.encode(text)[:allowance]  # subtle: a decoded cut may re-encode longer
+        ids += sp(CTX) + sp(MARKERS[len(shown)]) + window
+        room -= 2 + len(window)
+        shown.append(c)
+    ids += sp(A)
+    citations = {f"[#{i + 1}]": c.id for i, c in enumerate(shown)}
+    return Prompt(tokenizer.decode(ids), ids, citations, dropped)
+
+
+def _local_idf(texts: list[str]):
+    """weight(word) = ln(1 + n_units / units containing it), over the units of these chunks.
+
+    A word in every line ("past" in a verb table's prose) says little about which line
+    answers; the verb that appears in one row says a lot.
+    """
+    us = [set(tokenize(u)) for t in texts for u in units(t)]
+    df: dict[str, int] = {}
+    for u in us:
+        for w in u:
+            df[w] = df.get(w, 0) + 1
+    n = max(1, len(us))
+    return lambda w: math.log(1 + n / df.get(w, 1))
+
+
+def _full_prompt(query: str, chunks: list[Chunk], template: Template, tokenizer) -> Prompt:
+    items = [template.item.format(marker=f"[#{i + 1}]", text=c.text.strip())
+             for i, c in enumerate(chunks)]
+    text = template.frame.format(question=query.strip(), context="".join(items) or "(none)\n")
+    citations = {f"[#{i + 1}]": c.id for i, c in enumerate(chunks)}
+    return Prompt(text, tokenizer.encode(text), citations, [])
