@@ -164,6 +164,12 @@ def test_decode_encode_round_trip(tok, text):
     assert tok.token_count(text) == len(ids)
 
 
+@pytest.mark.parametrize("text", ["", "\x00", "a\x00b", "👨‍👩‍👧🇫🇷", "a" * 100_000, " " * 10_000,
+                                  "\r\n" * 3000, "é" * 5000, "9" * 1000, "<|eos|>" * 100])
+def test_round_trip_edge_cases(tok, text):
+    assert tok.decode(tok.encode(text)) == text
+
+
 def test_round_trip_corpus_and_numpy_ids(tok, corpus):
     ids = tok.encode(corpus)
     assert tok.decode(np.array(ids, dtype=np.int64)) == corpus
@@ -265,6 +271,8 @@ def test_bad_input_gives_clear_errors(tok):
         BPETokenizer.train("abc", 300, method="fast")
     with pytest.raises(ValueError, match="distinct"):
         BPETokenizer([], ["<|a|>", "<|a|>"])
+    with pytest.raises(TypeError, match="list of str"):
+        BPETokenizer.train("abc", 300, special_tokens="<|eos|>")
     with pytest.raises(ValueError, match="does not exist"):
         BPETokenizer([(97, 256)])
 

@@ -52,14 +52,17 @@ class MiniGPT:
 
     def _init_params(self, seed):
         """GPT-2 init: N(0, 0.02) weights, zero biases, unit LayerNorm gains; the projections
-        that write into the residual stream are scaled down by 1 / sqrt(2 * n_layer)."""
+        that write into the residual stream are scaled down by 1 / sqrt(2 * n_layer).
+        One change: token embeddings N(0, 0.1). The head is tied, so a logit is h . wte[v]
+        with h of unit variance per dimension: its spread is std * sqrt(C), 0.16 at C = 64
+        with GPT-2's 0.02 (made for C = 768), 0.8 with 0.1 (see theory/07 for the measurement)."""
         cfg, rng = self.config, np.random.default_rng(seed)
         C, std = cfg.d_model, 0.02
 
         def normal(*shape, s=std):
             return rng.normal(0.0, s, size=shape)
 
-        p = {"wte": normal(cfg.vocab_size, C), "wpe": normal(cfg.block_size, C)}  # [V,C], [T,C]
+        p = {"wte": normal(cfg.vocab_size, C, s=0.1), "wpe": normal(cfg.block_size, C)}  # [V,C]
         for i in range(cfg.n_layer):
             h, s_res = f"h{i}.", std / np.sqrt(2 * cfg.n_layer)
             p[h + "ln1.g"], p[h + "ln1.b"] = np.ones(C), np.zeros(C)  # [C], [C]

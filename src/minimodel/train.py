@@ -24,15 +24,17 @@ from .mini_gpt import MiniGPT, MiniGPTConfig
 from .optim import AdamW, clip_grad_norm, cosine_lr
 
 REPO = Path(__file__).resolve().parents[2]  # src/minimodel/train.py -> the repo
-SPECIAL_TOKENS = ["<|ctx|>", "<|q|>", "<|a|>", "<|eos|>", "<|pad|>"]  # DESIGN §3
+# the shipped tokenizer's special tokens (data/models/MANIFEST.json), for the fallback one
+SPECIAL_TOKENS = ["<|pad|>", "<|eos|>", "<|ctx|>", "<|q|>", "<|a|>", "<|idk|>",
+                  "<|#1|>", "<|#2|>", "<|#3|>", "<|#4|>"]
 Batch = tuple  # (ids [B, T] int, targets [B, T] int, mask [B, T] or None)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int = 300  # optimizer steps
-    lr: float = 3e-3  # peak learning rate, reached at the end of the warm-up
-    min_lr: float = 3e-4  # learning rate at the end of the cosine
+    lr: float = 5e-3  # peak learning rate, reached at the end of the warm-up
+    min_lr: float = 5e-4  # learning rate at the end of the cosine
     warmup: int = 20  # steps of linear warm-up
     weight_decay: float = 0.1  # AdamW decoupled decay (matrices only, see optim.py)
     grad_clip: float = 1.0  # max global gradient norm
@@ -97,13 +99,12 @@ def train(model: MiniGPT, next_batch: Callable[[np.random.Generator], Batch],
 
 
 def plot_loss(hist: dict, path: Path) -> None:
-    """Training and held-out loss against step, as a PNG (Agg backend: no display needed)."""
-    import matplotlib
+    """Training and held-out loss against step, as a PNG. A bare Figure renders with Agg and
+    needs no display; unlike matplotlib.use("Agg") it leaves a notebook's inline plots alone."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
     ax.plot(hist["step"], hist["loss"], lw=1, alpha=0.7, label="train (one batch)")
     if hist["eval_step"]:
         ax.plot(hist["eval_step"], hist["eval_loss"], "o-", label="held-out")
@@ -111,7 +112,6 @@ def plot_loss(hist: dict, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 # ------------------------------------------------------------------- the KB language model
@@ -139,15 +139,19 @@ def read_kb(kb: Path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m minimodel.train", description=__doc__.split(
-        "\n")[0])
-    ap.add_argument("--kb", type=Path, default=REPO / "data" / "rag-kb")
-    ap.add_argument("--tokenizer", type=Path, default=REPO / "data" / "models" / "tokenizer.json")
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=REPO / "results" / "minigpt-lm")
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--n-layer", type=int, default=2)
+    ap = argparse.ArgumentParser(
+        prog="python -m minimodel.train",
+        description="Train a small MiniGPT language model on the KB text (demo and smoke test).")
+    ap.add_argument("--kb", type=Path, default=REPO / "data" / "rag-kb",
+                    help="folder of *.md files (default: the repo's data/rag-kb)")
+    ap.add_argument("--tokenizer", type=Path, default=REPO / "data" / "models" / "tokenizer.json",
+                    help="tokenizer JSON; if missing, one is trained on the KB (vocab 1024)")
+    ap.add_argument("--steps", type=int, default=300, help="optimizer steps (default 300)")
+    ap.add_argument("--seed", type=int, default=0, help="seeds the init, batches and samples")
+    ap.add_argument("--out", type=Path, default=REPO / "results" / "minigpt-lm",
+                    help="where model.npz, loss.png, history.json go (default results/minigpt-lm)")
+    ap.add_argument("--batch-size", type=int, default=16, help="sequences per step (default 16)")
+    ap.add_argument("--n-layer", type=int, default=2, help="transformer blocks (default 2)")
     args = ap.parse_args(argv)
     try:
         text = read_kb(args.kb)

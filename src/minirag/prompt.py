@@ -57,10 +57,11 @@ class Prompt:
 
 def units(text: str) -> list[str]:
     """A chunk's candidate windows: its lines and the sentences of long lines, without
-    headings (they name a topic but state no fact) or table rules ("|---|---|")."""
+    headings (they name a topic but state no fact), table rules ("|---|---|") or the `*`
+    of markdown emphasis (tokens the 64-token window cannot spare). `~~wrong~~` stays."""
     out = []
     for line in text.splitlines():
-        line = " ".join(line.replace("**", "").split())  # drop bold markers, fold spaces
+        line = " ".join(line.replace("*", "").split())  # drop bold/italic marks, fold spaces
         if line.strip("|-: ") and not line.startswith("#"):
             out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
     return out
@@ -71,8 +72,8 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     """The line or sentence of `text` with the most (weighted) query words, cut to fit.
 
     Units already `shown` from an overlapping chunk are skipped. A unit longer than
-    `max_tokens` is cut to the token window that starts a little before its first query
-    word. Ties go to the earlier unit.
+    `max_tokens` is cut to the token window that starts a little before its most informative
+    query word. Ties go to the earlier unit.
     """
     q = set(tokenize(query)) - STOPWORDS
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
@@ -81,8 +82,9 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     ids = tokenizer.encode(best)
     if len(ids) <= max_tokens:
         return best
-    hit = next((m.start() for m in re.finditer(r"[A-Za-z0-9']+", best)
-                if m.group().lower() in q), 0)
+    words = [(weight(m.group().lower()), -m.start(), m.start())
+             for m in re.finditer(r"[A-Za-z0-9']+", best) if m.group().lower() in q]
+    hit = max(words)[2] if words else 0  # the rarest query word (the earliest on ties)
     start = max(0, min(len(tokenizer.encode(best[:hit])) - 2, len(ids) - max_tokens))
     return tokenizer.decode(ids[start:start + max_tokens])
 

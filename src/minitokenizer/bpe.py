@@ -29,7 +29,8 @@ from minitokenizer.train import Pair, merge, train_incremental, train_naive
 # The pre-split, written for Python's `re` (no \p{..}, no possessive quantifiers in 3.10).
 # It mirrors GPT-4's cl100k pattern piece by piece:
 #   '(?i:[sdmt]|ll|ve|re)    English contractions: 's 't 'd 'm 'll 've 're (any case)
-#   (?:_|[^\r\n\w])?[^\W\d_]+  a word: letters, with at most one leading non-letter (" the")
+#   (?:_|[^\r\n\w])?[^\W\d_]+  a word: letters, after at most one character that is not a
+#                            letter, digit or newline (" the", "(go", "_var")
 #   \d{1,3}                  numbers, at most three digits per piece
 #    ?(?:_|[^\s\w])+[\r\n]*  punctuation, with an optional leading space
 #   \s+\Z | \s*[\r\n] | \s+(?!\S) | \s   whitespace: trailing, up to a newline, all but the last
@@ -55,6 +56,15 @@ CACHE_SIZE = 1 << 16  # pre-tokens remembered by encode before the cache starts 
 
 class TokenizerFileError(ValueError):
     """A tokenizer file that cannot be used (truncated, tampered, wrong version); names the file."""
+
+
+def _check_specials(special_tokens: Sequence[str]) -> None:
+    if isinstance(special_tokens, str):
+        raise TypeError(f"special_tokens must be a list of str, got the str {special_tokens!r}")
+    if len(set(special_tokens)) != len(special_tokens) or not all(
+            isinstance(s, str) and s for s in special_tokens):
+        raise ValueError(f"special tokens must be distinct non-empty strings, got "
+                         f"{list(special_tokens)!r}")
 
 
 class _Cache(dict):
@@ -96,10 +106,7 @@ class BPETokenizer:
                 raise ValueError(f"merge {k} {(a, b)} uses an id that does not exist yet")
             self.vocab.append(self.vocab[a] + self.vocab[b])
         self.ranks = {pair: 256 + k for k, pair in enumerate(self.merges)}  # pair -> its new id
-        if len(set(self.special_tokens)) != len(self.special_tokens) or not all(
-                isinstance(s, str) and s for s in self.special_tokens):
-            raise ValueError(f"special tokens must be distinct non-empty strings, got "
-                             f"{self.special_tokens!r}")
+        _check_specials(self.special_tokens)
         n = len(self.vocab)
         self.special_ids = {s: n + j for j, s in enumerate(self.special_tokens)}  # str -> id
         self.vocab += [s.encode("utf-8") for s in self.special_tokens]  # decode renders them
@@ -117,10 +124,11 @@ class BPETokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        _check_specials(special_tokens)
         trainers = {"incremental": train_incremental, "naive": train_naive}
         if method not in trainers:
             raise ValueError(f"method must be one of {sorted(trainers)}, got {method!r}")
-        n_merges = vocab_size - 256 - len(special_tokens)
+        n_merges = operator.index(vocab_size) - 256 - len(special_tokens)
         if n_merges < 0:
             raise ValueError(f"vocab_size ({vocab_size}) must be >= 256 bytes + "
                              f"{len(special_tokens)} special tokens")

@@ -1,0 +1,114 @@
+"""A span head on the MiniGPT trunk: the reader points at its answer inside the prompt.
+
+What it is: the trunk's final hidden states h [B, T, C] go through one linear map to two
+scores per position, start and end. The answer is the span (s, e) with the best
+start[s] + end[e] inside the allowed positions; pointing both ends at a chosen "null"
+position (the reader puts its answer token <|a|> there) means "no answer here".
+Why a pointer and not free generation: a tiny generator memorises the facts it was trained
+on and uses the context as a switch; a pointer can only copy from the context, so what it
+says is what the context says (theory/07, "read, not remember"). Same idea as the span head
+of extractive QA models (Devlin et al. 2019; SQuAD 2.0's null answer).
+What it leaves out: anything about prompts or RAG (minirag builds the inputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import layers as L
+from .checkpoint import CheckpointError, load_params, save_params
+from .mini_gpt import MiniGPT, MiniGPTConfig
+
+NEG = -1e9  # the score of a position the span may not use
+
+
+def masked_log_softmax(z, allowed):
+    """log softmax of z [B, T] over the positions where allowed [B, T] is True."""
+    z = np.where(allowed, z, NEG)  # [B, T]
+    z = z - z.max(axis=1, keepdims=True)  # [B, T] stable
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [B, T]
+
+
+class SpanReader:
+    """Example: SpanReader(MiniGPTConfig(vocab_size=10)).scores([[1, 2, 3]])[0].shape -> (1, 3)"""
+
+    def __init__(self, config: MiniGPTConfig, seed: int = 0, params: dict | None = None):
+        self.gpt = MiniGPT(config, seed=seed, params=params)
+        self.config = config
+        self.params = self.gpt.params  # one dict: the trunk's arrays and the head's
+        if params is None:
+            rng = np.random.default_rng([seed, 1])
+            C = config.d_model
+            self.params["span.w"] = rng.normal(0.0, 0.02, (C, 2)).astype(config.dtype)  # [C, 2]
+            self.params["span.b"] = np.zeros(2, dtype=config.dtype)  # [2]
+
+    def no_decay(self) -> set[str]:
+        return self.gpt.no_decay() | {"span.b"}
+
+    def astype(self, dtype: str) -> SpanReader:
+        return SpanReader(replace(self.config, dtype=dtype),
+                          params={k: v.astype(dtype) for k, v in self.params.items()})
+
+    def scores(self, ids):
+        """start [B, T], end [B, T] scores, and the cache for the backward pass."""
+        h, cache = self.gpt.hidden_forward(ids)  # [B, T, C]
+        se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
+        return se[..., 0], se[..., 1], (cache, c_head)
+
+    def loss_and_grads(self, ids, spans, allowed, rng=None):
+        """Mean over the batch of -log p(start) - log p(end), each a softmax over the allowed
+        positions [B, T]; spans [B, 2] are the gold (start, end) positions (the null position
+        twice when the prompt holds no answer). The signature is MiniGPT's (ids, targets,
+        mask), so minimodel.train.train runs this model too. `rng` turns dropout on.
+        Returns (loss, grads) with fresh arrays every call."""
+        start, end = np.asarray(spans)[:, 0], np.asarray(spans)[:, 1]  # [B], [B]
+        h, cache = self.gpt.hidden_forward(ids, rng=rng)  # [B, T, C]
+        se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
+        s, e = se[..., 0], se[..., 1]  # [B, T], [B, T]
+        B = s.shape[0]
+        rows = np.arange(B)
+        ls, le = masked_log_softmax(s, allowed), masked_log_softmax(e, allowed)  # [B, T]
+        loss = -(ls[rows, start] + le[rows, end]).mean()
+        # d(-log softmax_k)/dz = softmax - onehot(k), zero where not allowed; / B for the mean
+        ds, de = np.exp(ls) * allowed, np.exp(le) * allowed  # [B, T]
+        ds[rows, start] -= 1.0
+        de[rows, end] -= 1.0
+        dse = np.stack([ds, de], axis=-1).astype(s.dtype) / B  # [B, T, 2]
+        dh, g_w, g_b = L.linear_backward(dse, c_head)  # [B, T, C], [C, 2], [2]
+        grads = self.gpt.hidden_backward(dh, cache)
+        grads["span.w"], grads["span.b"] = g_w, g_b
+        return float(loss), grads
+
+    def best_span(self, start, end, segments, null: int, max_len: int = 8):
+        """The best (s, e) of one prompt's scores start, end [T] with s <= e < s + max_len,
+        both inside one segment (lo, hi) of `segments`; and the null score start + end at
+        `null`. Returns (s, e, span_score, null_score); s = e = -1 when no segment exists."""
+        best = (-1, -1, -np.inf)
+        for lo, hi in segments:
+            S = start[lo:hi, None] + end[None, lo:hi]  # [n, n]: S[i, j] = start + end
+            i, j = np.indices(S.shape)
+            S = np.where((j >= i) & (j < i + max_len), S, -np.inf)  # [n, n] valid spans only
+            k = int(np.argmax(S))
+            if S.flat[k] > best[2]:
+                best = (lo + k // S.shape[1], lo + k % S.shape[1], float(S.flat[k]))
+        return best[0], best[1], best[2], float(start[null] + end[null])
+
+    def save(self, path) -> None:
+        save_params(path, self.params, {"kind": "span_reader", **vars(self.config)})
+
+    @classmethod
+    def load(cls, path, tokenizer_sha256: str | None = None) -> SpanReader:
+        params, config = load_params(path, tokenizer_sha256)
+        if config.pop("kind", None) != "span_reader":
+            raise CheckpointError(f"{path}: not a span-reader checkpoint")
+        try:
+            config = MiniGPTConfig(**config)
+        except (TypeError, ValueError) as e:
+            raise CheckpointError(f"{path}: bad config in the header ({e})") from e
+        spec = {k: (v.shape, v.dtype) for k, v in cls(config).params.items()}
+        if {k: (v.shape, v.dtype) for k, v in params.items()} != spec:
+            raise CheckpointError(f"{path}: parameter names, shapes or dtypes do not match "
+                                  "the config in the file")
+        return cls(config, params=params)

@@ -1,0 +1,302 @@
+"""MiniBiEncoder: a learned text embedder, one tower shared by queries and chunks, in NumPy.
+
+What it is: BPE token vectors -> IDF-weighted masked mean pooling -> two-layer GELU MLP ->
+L2 norm, so cosine similarity is a dot product (Karpukhin et al., "Dense Passage Retrieval",
+2020, with one shared tower instead of two). Each layer is a `forward -> (out, cache)` /
+`backward(dout, cache)` pair; embedding, linear and GELU are minimodel's, the three new ones
+(pooling, L2 norm, InfoNCE) live here. Training is in biencoder_train.py; the math is in
+theory/01-embeddings-and-biencoders.md.
+What it leaves out: attention (word order is ignored: a bag of tokens), two towers, a learned
+temperature. Truncation: a text is read up to its first `max_tokens` BPE tokens; the rest is
+ignored, explicitly (a 1 MB query costs as much as a long chunk).
+
+Shape letters: B texts, T tokens per text (padded), V vocabulary, C token-vector width,
+H MLP width, D output width, P candidate passages in a contrastive batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from minirag.artifacts import MODELS_DIR, ArtifactError, load_tokenizer, warn_if_kb_changed
+from minimodel.checkpoint import atomic_write, params_sha256
+from minimodel.layers import (
+    embedding_backward,
+    embedding_forward,
+    gelu_backward,
+    gelu_forward,
+    linear_backward,
+    linear_forward,
+)
+
+BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
+FORMAT, FORMAT_VERSION = "minirag.biencoder", 1
+_HEADER = "__header__"  # the npz entry holding the JSON header
+_NON_WORD = re.compile(r"[^a-z0-9']+")  # what normalise() turns into a single space
+PARAMS = ("tok_emb", "w1", "b1", "w2", "b2")  # trained arrays; "pool_weight" is fixed
+
+
+class BiEncoderError(ArtifactError):
+    """A bi-encoder file that cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class BiEncoderConfig:
+    vocab_size: int = 2048  # number of BPE ids (the tokenizer's len)
+    d_embed: int = 128  # C: width of a token vector
+    d_hidden: int = 256  # H: width of the MLP's hidden layer
+    d: int = 64  # D: output dimension, what the vector store holds
+    max_tokens: int = 256  # a text is truncated to its first max_tokens tokens
+
+
+def normalise(text: str) -> str:
+    """Lowercase, keep words only, one leading space: every word gets its " word" token.
+
+    BPE gives "swim" at the start of a text and " swim" after a space two different ids; with
+    punctuation gone and a space before every word, one word has one spelling in token ids.
+    Example: normalise("Swim (SWAM), swum!") -> " swim swam swum"
+    """
+    return " " + " ".join(_NON_WORD.sub(" ", text.lower().replace("\u2019", "'")).split())
+
+
+# --------------------------------------------------------------------- the three new layers
+
+
+def pool_forward(x, weight):
+    """Weighted mean of the token vectors of each text; weight 0 masks a position out.
+
+    out[b] = sum_t weight[b, t] x[b, t] / sum_t weight[b, t]; a text whose weights are all 0
+    gives the zero vector (and no gradient).
+    """
+    total = weight.sum(axis=1, keepdims=True)  # [B, 1]
+    a = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)  # [B, T] sums to 1
+    out = np.einsum("bt,btc->bc", a, x)  # [B, T] x [B, T, C] -> [B, C]
+    return out, a
+
+
+def pool_backward(dout, cache):
+    # out = sum_t a_t x_t with a fixed by the forward pass  =>  dx_t = a_t dout
+    a = cache
+    return a[:, :, None] * dout[:, None, :]  # [B, T, 1] * [B, 1, C] -> [B, T, C]
+
+
+def l2norm_forward(x, eps=1e-12):
+    """y = x / ||x|| per row, so y . y' is the cosine of x and x'."""
+    norm = np.sqrt((x * x).sum(axis=1, keepdims=True)) + eps  # [B, 1]
+    y = x / norm  # [B, D]
+    return y, (y, norm)
+
+
+def l2norm_backward(dout, cache):
+    # dy/dx = (I - y y^T) / ||x||: the part of dout along y is removed (scaling x moves nothing)
+    y, norm = cache
+    return (dout - y * (y * dout).sum(axis=1, keepdims=True)) / norm  # [B, D]
+
+
+def info_nce_forward(q, p, tau, banned=None):
+    """InfoNCE with in-batch negatives: query i's positive is passage i, every other passage
+    (the other queries' positives, then any extra hard negatives) is a negative.
+
+    loss = mean_i [ -log( exp(s_ii / tau) / sum_j exp(s_ij / tau) ) ],  s = q p^T
+    `banned` [B, P] bool marks columns to leave out of row i's sum (false negatives: passages
+    that are also right for query i). Example: q = p = I (2x2), tau = 1 -> log(1 + e^-1) = 0.313
+    """
+    B = q.shape[0]
+    logits = q @ p.T / tau  # [B, D] @ [D, P] -> [B, P]
+    if banned is not None:
+        logits = np.where(banned, -np.inf, logits)  # [B, P]
+    z = logits - logits.max(axis=1, keepdims=True)  # [B, P] shifted for stability
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [B, P] log softmax per row
+    loss = float(-logp[np.arange(B), np.arange(B)].mean())
+    return loss, (q, p, tau, logp)
+
+
+def info_nce_backward(cache):
+    # dloss/dlogits = (softmax - onehot) / B; logits = q p^T / tau gives the two matmuls
+    q, p, tau, logp = cache
+    B = q.shape[0]
+    dlogits = np.exp(logp)  # [B, P] softmax (exactly 0 in banned columns)
+    dlogits[np.arange(B), np.arange(B)] -= 1.0
+    dlogits /= B
+    dq = dlogits @ p / tau  # [B, P] @ [P, D] -> [B, D]
+    dp = dlogits.T @ q / tau  # [P, B] @ [B, D] -> [P, D]
+    return dq, dp
+
+
+# -------------------------------------------------------------------------------- the model
+
+
+class MiniBiEncoder:
+    """Text -> unit vector of size config.d. Example:
+        model = MiniBiEncoder(BiEncoderConfig(vocab_size=len(tok)), tok, np.random.default_rng(0))
+        model.embed(["past of go", "go went gone"]).shape == (2, 64)
+    """
+
+    name = "biencoder"
+
+    def __init__(self, config: BiEncoderConfig, tokenizer, rng: np.random.Generator,
+                 dtype=np.float32):
+        if len(tokenizer) != config.vocab_size:
+            raise ValueError(f"tokenizer has {len(tokenizer)} ids, config.vocab_size is "
+                             f"{config.vocab_size}")
+        c = config
+        self.cfg, self.tokenizer, self.d = c, tokenizer, c.d
+
+        def normal(*shape):  # N(0, 1 / fan_in): unit-scale activations through the MLP
+            return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
+
+        self.params = {  # name -> array; AdamW updates them in place
+            "tok_emb": (rng.standard_normal((c.vocab_size, c.d_embed)) * 0.1).astype(dtype),
+            "w1": normal(c.d_embed, c.d_hidden), "b1": np.zeros(c.d_hidden, dtype),  # [C, H]
+            "w2": normal(c.d_hidden, c.d), "b2": np.zeros(c.d, dtype),  # [H, D]
+        }
+        # pooling weight of each token id: 0 for ids that hold no letter or digit (spaces,
+        # punctuation, specials), else 1 until set_idf() gives it its inverse document frequency
+        self.pool_weight = np.array([float(bool(re.search(rb"[A-Za-z0-9]", b)))
+                                     for b in tokenizer.vocab], dtype=dtype)  # [V]
+        self.pool_weight[[*tokenizer.special_ids.values()]] = 0.0
+
+    # ---------------------------------------------------------------- text -> ids
+    def token_ids(self, text: str) -> list[int]:
+        """The ids the model reads: normalised text, BPE, truncated to max_tokens."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected a str, got {type(text).__name__}")
+        cut = text[: self.cfg.max_tokens * 32]  # subtle: a BPE token is never > 32 chars here
+        return self.tokenizer.encode(normalise(cut))[: self.cfg.max_tokens]
+
+    def batch(self, id_lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Pad to the longest: ids [B, T] (0 at padding) and pooling weights [B, T]."""
+        T = max(1, max(map(len, id_lists), default=1))
+        ids = np.zeros((len(id_lists), T), dtype=np.int64)  # [B, T]
+        for i, row in enumerate(id_lists):
+            ids[i, : len(row)] = row
+        mask = np.arange(T)[None, :] < np.array([len(r) for r in id_lists])[:, None]  # [B, T]
+        return ids, self.pool_weight[ids] * mask  # [B, T], [B, T]
+
+    def set_idf(self, id_lists: list[list[int]]) -> None:
+        """Pooling weight of token t = ln((1 + N) / (1 + df(t))) + 1 over N texts (smooth IDF),
+        so "the" counts less than "went"; ids with no letter or digit stay at 0."""
+        df = np.zeros(self.cfg.vocab_size)  # [V] texts holding each id
+        for ids in id_lists:
+            df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
+        idf = np.log((1 + len(id_lists)) / (1 + df)) + 1  # [V]
+        self.pool_weight = np.where(self.pool_weight > 0, idf, 0.0).astype(self.pool_weight.dtype)
+
+    # ---------------------------------------------------------------- forward / backward
+    def forward(self, ids, weight):
+        """ids [B, T], weight [B, T] -> unit vectors [B, D] and the cache for backward."""
+        p = self.params
+        x, c_emb = embedding_forward(ids, p["tok_emb"])  # [B, T] -> [B, T, C]
+        pooled, c_pool = pool_forward(x, weight)  # [B, C]
+        h, c_1 = linear_forward(pooled, p["w1"], p["b1"])  # [B, C] -> [B, H]
+        a, c_g = gelu_forward(h)  # [B, H]
+        y, c_2 = linear_forward(a, p["w2"], p["b2"])  # [B, H] -> [B, D]
+        out, c_n = l2norm_forward(y)  # [B, D] unit rows
+        return out, (c_emb, c_pool, c_1, c_g, c_2, c_n)
+
+    def backward(self, dout, cache) -> dict[str, np.ndarray]:
+        """Gradients of every parameter given dloss/dout [B, D]; a fresh dict on every call."""
+        c_emb, c_pool, c_1, c_g, c_2, c_n = cache
+        dy = l2norm_backward(dout, c_n)  # [B, D]
+        da, dw2, db2 = linear_backward(dy, c_2)  # [B, H]
+        dh = gelu_backward(da, c_g)  # [B, H]
+        dpooled, dw1, db1 = linear_backward(dh, c_1)  # [B, C]
+        dx = pool_backward(dpooled, c_pool)  # [B, T, C]
+        return {"tok_emb": embedding_backward(dx, c_emb), "w1": dw1, "b1": db1, "w2": dw2,
+                "b2": db2}
+
+    # ---------------------------------------------------------------- the Embedder protocol
+    def embed(self, texts: list[str]) -> np.ndarray:  # [n] -> [n, D] float32
+        """Unit rows; a text with no word (empty, spaces, punctuation) gives a zero row.
+
+        subtle: each text goes through the network alone, so its vector never depends on
+        the rest of the batch (padding and BLAS blocking would otherwise move the last bits).
+        """
+        if isinstance(texts, str):
+            raise TypeError("embed takes a list of texts, not one str")
+        X = np.zeros((len(texts), self.d), dtype=np.float32)  # [n, D]
+        for i, text in enumerate(texts):
+            ids, weight = self.batch([self.token_ids(text)])  # [1, T], [1, T]
+            if weight.sum() > 0:
+                X[i] = self.forward(ids, weight)[0][0]
+        return X
+
+    # ---------------------------------------------------------------- files
+    @property
+    def config(self) -> dict:
+        """The architecture as a JSON-able dict (what a saved vector store records)."""
+        return asdict(self.cfg)
+
+    def header(self) -> dict:
+        return {"format": FORMAT, "version": FORMAT_VERSION, "config": self.config,
+                "tokenizer_sha256": self.tokenizer.fingerprint}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {**self.params, "pool_weight": self.pool_weight}
+
+    def save(self, path) -> None:
+        """Write .npz atomically: the arrays and a JSON header (format, version, config,
+        tokenizer fingerprint, sha256 of the arrays). No pickle."""
+        header = {**self.header(), "sha256": params_sha256(self.arrays())}
+        buf = io.BytesIO()
+        np.savez(buf, **{_HEADER: np.array(json.dumps(header, sort_keys=True))},
+                 **self.arrays())
+        atomic_write(path, lambda f: f.write(buf.getvalue()))
+
+    @classmethod
+    def load(cls, path, tokenizer) -> MiniBiEncoder:
+        """Read a saved model; truncated, tampered, another format or another tokenizer ->
+        BiEncoderError naming the file."""
+        path = Path(path)
+        if not path.is_file():
+            raise BiEncoderError(f"{path}: bi-encoder not found; run `minirag train encoder`")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(str(z[_HEADER][()]))
+                arrays = {k: z[k] for k in z.files if k != _HEADER}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+            raise BiEncoderError(f"{path}: unreadable or not a bi-encoder file ({e})") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise BiEncoderError(f"{path}: not a {FORMAT} file")
+        if header.get("version") != FORMAT_VERSION:
+            raise BiEncoderError(f"{path}: format version {header.get('version')!r}, this code "
+                                 f"reads {FORMAT_VERSION}; retrain with `minirag train encoder`")
+        if set(arrays) != {*PARAMS, "pool_weight"} or params_sha256(arrays) != header.get(
+                "sha256"):
+            raise BiEncoderError(f"{path}: checksum mismatch, the arrays were modified")
+        if header.get("tokenizer_sha256") != tokenizer.fingerprint:
+            raise BiEncoderError(f"{path}: trained with another tokenizer "
+                                 f"({str(header.get('tokenizer_sha256'))[:12]}), not "
+                                 f"{tokenizer.fingerprint[:12]}; retrain it")
+        try:
+            config = BiEncoderConfig(**header["config"])
+        except TypeError as e:
+            raise BiEncoderError(f"{path}: bad config in header ({e})") from None
+        model = cls(config, tokenizer, np.random.default_rng(0))
+        for name in PARAMS:
+            if arrays[name].shape != model.params[name].shape:
+                raise BiEncoderError(f"{path}: {name} has shape {arrays[name].shape}, config "
+                                     f"says {model.params[name].shape}")
+        model.params = {k: arrays[k] for k in PARAMS}
+        model.pool_weight = arrays["pool_weight"]
+        return model
+
+
+def load_biencoder(path: Path = BIENCODER_PATH) -> MiniBiEncoder:
+    """The shipped bi-encoder on the project tokenizer; warns if the KB changed since."""
+    model = MiniBiEncoder.load(path, load_tokenizer())
+    if Path(path) == BIENCODER_PATH:
+        warn_if_kb_changed("biencoder")
+    return model
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

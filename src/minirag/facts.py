@@ -1,0 +1,121 @@
+"""Facts a reader can be taught to find: table rows, arrows, corrections and cloze lines.
+
+What it is: the structured statements of the KB, each tied to the chunk that states it, for
+building reading-comprehension examples (reader_data.py). A table row gives one fact per
+column ("drink" -> Past simple -> "drank"); "work → working" is an arrow fact; "~~I have
+went~~ → I have gone" a correction; any other sentence can be a cloze (a word to fill in).
+Also the held-out verbs: a fixed list that reader training never sees (issue: the reader must
+read, not remember), and `scrub`, which removes every line that mentions them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from minirag.chunk import Chunk
+from minirag.prompt import units
+
+# 27 irregular verbs whose forms never appear in reader training, as answer or distractor:
+# held-out exact match measures reading, because memorising them was impossible.
+HELD_OUT_VERBS = (
+    "creep", "weep", "sweep", "bleed", "breed", "flee", "seek", "cling", "fling", "sling",
+    "sting", "swing", "wring", "shrink", "stink", "swear", "weave", "freeze", "forbid",
+    "forgive", "arise", "shake", "tread", "spin", "steal", "dig", "drink")
+VERB_HEADER = ("base form", "past simple", "past participle")
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: str  # "verb", "table", "arrow", "correction" or "cloze"
+    key: str  # what a question names: a verb, a noun, a wrong sentence, a gapped line
+    relation: str  # a column name ("Past participle"), "arrow", "correction", "cloze"
+    answer: str  # the words the reader should copy; they occur in `line`
+    line: str  # the unit of the chunk that states the fact (prompt.units form)
+    chunk: Chunk  # the chunk that contains the line
+    raw: str = ""  # the line exactly as in chunk.text (table facts: rewritten for counterfactuals)
+
+
+def split_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def first_alternative(cell: str) -> str:
+    """"good (adjective)" -> "good"; "learnt / learned" -> "learnt"."""
+    return re.split(r"\s*[/(]", cell, maxsplit=1)[0].strip()
+
+
+def table_facts(chunk: Chunk) -> list[Fact]:
+    """One fact per (row, column) of the table rows in a chunk (first column = key)."""
+    header = chunk.metadata.get("table_header", "")
+    facts = []
+    for line in chunk.text.splitlines():
+        line = line.strip()
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        if not header or line == header:
+            header = line if not header else header
+            continue
+        names, cells = split_cells(header), split_cells(line)
+        if len(cells) != len(names) or len(cells) < 2:
+            continue
+        key = first_alternative(cells[0]).lower()
+        kind = "verb" if tuple(n.lower() for n in names) == VERB_HEADER else "table"
+        shown = units(line)[0] if units(line) else line
+        facts += [Fact(kind, key, name, cell, shown, chunk, line)
+                  for name, cell in zip(names[1:], cells[1:]) if cell and key]
+    return facts
+
+
+_ARROW = re.compile(r"([A-Za-z][A-Za-z']*(?: [A-Za-z']+)?) → ([A-Za-z][A-Za-z']*(?: [A-Za-z']+)?)")
+_CORRECTION = re.compile(r"~~([^~]{3,60})~~\s*→\s*([^.;~]{2,60})")
+
+
+def line_facts(chunk: Chunk) -> list[Fact]:
+    """Arrow and correction facts in the prose of a chunk."""
+    facts = []
+    for u in units(chunk.text):
+        if u.startswith("|"):
+            continue
+        for wrong, right in _CORRECTION.findall(u):
+            facts.append(Fact("correction", wrong.strip(" .,"), "correction",
+                              right.strip(" .,"), u, chunk))
+        for a, b in _ARROW.findall(u.replace("~~", "")):
+            if a.lower() != b.lower():
+                facts.append(Fact("arrow", a, "arrow", b, u, chunk))
+    return facts
+
+
+WORD = re.compile(r"[A-Za-z][a-z']{2,}")
+
+
+def cloze_facts(chunk: Chunk, stopwords: frozenset[str]) -> list[Fact]:
+    """Each prose sentence of 5-12 words (short enough to be shown whole in a prompt), with
+    one word that occurs in it once as the gap."""
+    facts = []
+    for u in units(chunk.text):
+        words = u.split()
+        if u.startswith("|") or not 5 <= len(words) <= 12:
+            continue
+        cands = [w for w in WORD.findall(u) if w.lower() not in stopwords
+                 and len(re.findall(rf"\b{re.escape(w)}\b", u)) == 1]
+        facts += [Fact("cloze", u.replace(w, "___", 1), "cloze", w, u, chunk) for w in cands]
+    return facts
+
+
+def held_out_forms(verb_facts: list[Fact]) -> frozenset[str]:
+    """Every form of every held-out verb, lowercase (alternatives split)."""
+    forms = set(HELD_OUT_VERBS)
+    for f in verb_facts:
+        if f.key in HELD_OUT_VERBS:
+            forms.update(a.strip().lower() for a in f.answer.split("/"))
+    return frozenset(forms)
+
+
+def mentions(text: str, forms: frozenset[str]) -> bool:
+    return any(w in forms for w in re.findall(r"[a-z']+", text.lower()))
+
+
+def scrub(text: str, forms: frozenset[str]) -> str:
+    """The text without any line that mentions one of `forms` (a held-out verb's)."""
+    return "\n".join(line for line in text.split("\n") if not mentions(line, forms))

@@ -1,0 +1,65 @@
+"""The whole loop in four lines: retrieve, build the prompt, read, answer with citations.
+
+What it is: `rag_answer(query, store, reader)` and `RAGPipeline.from_defaults()`, which
+loads the shipped tokenizer and reader and the cached index of the KB. Every intermediate
+value is kept on the Answer so a learner can print it. Follows DESIGN §2 and §3 (pipeline).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minirag.chunk import Chunk
+from minirag.index import IndexConfig, load_or_build_index
+from minirag.kb import DEFAULT_KB
+from minirag.prompt import Prompt, build_prompt
+from minirag.reader import Reader, Reading
+from minirag.retrieve import Retriever, check_query
+
+
+@dataclass
+class Answer:
+    text: str  # "went [#1]" or "I don't know — not in the rules I have."
+    abstained: bool
+    citations: dict[str, Chunk]  # "[#1]" -> the chunk the answer came from (empty if none)
+    chunks: list[Chunk]  # what retrieval returned, best first
+    prompt: Prompt  # what the reader saw
+    reading: Reading  # the reader's span and scores
+    timings: dict[str, float] = field(default_factory=dict)  # ms: retrieve, prompt, generate
+
+
+def rag_answer(query: str, retriever: Retriever, reader: Reader, k: int = 3,
+               mode: str = "hybrid") -> Answer:
+    """Example: rag_answer("past of go", retriever, reader).text -> "went [#1]"."""
+    check_query(query)
+    t0 = time.perf_counter()
+    chunks = [c for c, _ in retriever.retrieve_scored(query, k, mode)]
+    t1 = time.perf_counter()
+    prompt = build_prompt(query, chunks, tokenizer=reader.tokenizer)
+    t2 = time.perf_counter()
+    reading = reader.read(prompt)
+    t3 = time.perf_counter()
+    by_id = {c.id: c for c in chunks}
+    cited = {reading.marker: by_id[prompt.citations[reading.marker]]} if reading.marker else {}
+    ms = lambda a, b: round((b - a) * 1000, 3)  # noqa: E731
+    return Answer(reading.text, reading.abstained, cited, chunks, prompt, reading,
+                  {"retrieve": ms(t0, t1), "prompt": ms(t1, t2), "generate": ms(t2, t3),
+                   "total": ms(t0, t3)})
+
+
+class RAGPipeline:
+    """The shipped artifacts wired together: `RAGPipeline.from_defaults().ask("past of go")`."""
+
+    def __init__(self, retriever: Retriever, reader: Reader, k: int = 3):
+        self.retriever, self.reader, self.k = retriever, reader, k
+
+    @classmethod
+    def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = "hashing", k: int = 3
+                      ) -> RAGPipeline:
+        index = load_or_build_index(kb, IndexConfig(embedder=embedder))
+        return cls(Retriever(index.store, index.bm25), Reader.load(), k)
+
+    def ask(self, query: str, k: int | None = None) -> Answer:
+        return rag_answer(query, self.retriever, self.reader, k or self.k)

@@ -1,0 +1,165 @@
+"""The reader: a MiniGPT with a span head that answers from the prompt or abstains.
+
+What it is: training data assembly (facts of the KB, held-out verbs scrubbed, BM25 hard
+negatives; reader_data.py makes the examples), training with minimodel's loop, and `Reader`,
+which turns a Prompt into an answer: the best span of one chunk's window with that chunk's
+[#n] marker, or "I don't know" when the null position outscores every span.
+What it leaves out: free-form generation (a pointer cannot invent; see theory/07).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from minimodel.mini_gpt import MiniGPTConfig
+from minimodel.span_reader import SpanReader
+from minimodel.train import TrainConfig, train
+from minirag.artifacts import MODELS_DIR, kb_sha256, load_tokenizer
+from minirag.bm25 import BM25Index
+from minirag.chunk import Chunk, load_kb
+from minirag.facts import cloze_facts, held_out_forms, line_facts, scrub, table_facts
+from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
+from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt
+from minirag.reader_data import Example, normalise_question, training_set
+from minirag.special_tokens import CTX, MARKERS, PAD, A
+
+READER_PATH = MODELS_DIR / "reader.npz"
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    n_train: int = 40_000  # training examples generated from the KB
+    n_eval: int = 512  # held-out examples (same generator, other seed) for the eval loss
+    steps: int = 3000  # optimizer steps
+    batch_size: int = 64  # examples per step
+    n_layer: int = 4  # transformer blocks
+    d_model: int = 64  # residual width
+    n_head: int = 4  # attention heads
+    lr: float = 3e-3  # peak learning rate
+    seed: int = 0  # seeds the data, the init and the batches
+    max_answer_tokens: int = 8  # longest span the reader may answer with
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str  # "went [#1]" or the abstention sentence
+    answer: str | None  # the span's text, None when abstaining
+    marker: str | None  # "[#1]" .. "[#4]" of the chunk the span is in
+    abstained: bool
+    span_score: float  # best start + end score of a span
+    null_score: float  # start + end score of the null position (<|a|>)
+
+
+def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
+    """(lo, hi) token ranges of the chunk windows in a compact prompt, in marker order."""
+    marker_ids = {tokenizer.encode_special(m)[0] for m in MARKERS}
+    stops = {tokenizer.encode_special(t)[0] for t in (CTX, A)}
+    out = []
+    for i, t in enumerate(ids):
+        if t in marker_ids:
+            hi = next((j for j in range(i + 1, len(ids)) if ids[j] in stops), len(ids))
+            out.append((i + 1, hi))
+    return out
+
+
+def to_batch(examples: list[Example], tokenizer):
+    """ids [B, T] right-padded with <|pad|>, spans [B, 2], allowed [B, T] (windows + null)."""
+    T = max(len(e.ids) for e in examples)
+    pad = tokenizer.encode_special(PAD)[0]
+    ids = np.full((len(examples), T), pad, dtype=np.int64)  # [B, T]
+    allowed = np.zeros((len(examples), T), dtype=bool)  # [B, T]
+    for b, e in enumerate(examples):
+        ids[b, :len(e.ids)] = e.ids
+        for lo, hi in windows(e.ids, tokenizer):
+            allowed[b, lo:hi] = True
+        allowed[b, len(e.ids) - 1] = True  # the <|a|> position: "no answer here"
+    spans = np.array([[e.start, e.end] for e in examples], dtype=np.int64)  # [B, 2]
+    return ids, spans, allowed
+
+
+class Reader:
+    """Example: Reader.load().read(build_prompt("past of go", chunks)).text -> "went [#1]"."""
+
+    def __init__(self, model: SpanReader, tokenizer, max_answer_tokens: int = 8):
+        self.model, self.tokenizer, self.max_len = model, tokenizer, max_answer_tokens
+
+    def read(self, prompt: Prompt) -> Reading:
+        ids = prompt.token_ids
+        start, end, _ = self.model.scores(np.array([ids]))  # [1, T], [1, T]
+        segs = windows(ids, self.tokenizer)
+        s, e, span, null = self.model.best_span(start[0], end[0], segs, len(ids) - 1,
+                                                self.max_len)
+        answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
+        if s < 0 or null >= span or not answer:
+            return Reading(IDK_TEXT, None, None, True, span, null)
+        marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
+        return Reading(f"{answer} {marker}", answer, marker, False, span, null)
+
+    @classmethod
+    def load(cls, path: Path = READER_PATH, tokenizer=None) -> Reader:
+        tokenizer = tokenizer or load_tokenizer()
+        return cls(SpanReader.load(path, tokenizer.fingerprint), tokenizer)
+
+
+def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=print):
+    """(train examples, eval examples) from the KB with the held-out verbs scrubbed out."""
+    tokenizer = tokenizer or load_tokenizer()
+    chunks = load_kb(kb, tokenizer=tokenizer)
+    forms = held_out_forms([f for c in chunks for f in table_facts(c) if f.kind == "verb"])
+    pool = [Chunk(c.id, t, c.doc_id, c.offset, c.metadata)
+            for c in chunks if (t := scrub(c.text, forms)).strip()]
+    facts: dict[str, list] = {"verb": [], "table": [], "arrow": [], "correction": [], "cloze": []}
+    for c in pool:
+        for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
+            facts[f.kind].append(f)
+    bm25 = BM25Index()
+    bm25.add(pool)
+    banned = {normalise_question(q["question"]) for name in ("retrieval", "unanswerable")
+              for q in load_questions(DEFAULT_EVAL / f"{name}.jsonl")}
+    log(f"reader data: {len(pool)} chunks, facts " +
+        ", ".join(f"{k} {len(v)}" for k, v in facts.items()))
+    real_words = frozenset(bm25.vocab)  # a nonce verb must not be a word of the KB
+    make = lambda n, seed: training_set(facts, pool, bm25, tokenizer, n,  # noqa: E731
+                                        np.random.default_rng(seed), banned, real_words)
+    return make(cfg.n_train, [cfg.seed, 0]), make(cfg.n_eval, [cfg.seed, 1])
+
+
+def train_reader(cfg: ReaderConfig = ReaderConfig(), kb: Path = DEFAULT_KB,
+                 out_dir: Path | None = None, log=print) -> tuple[Reader, dict]:
+    tokenizer = load_tokenizer()
+    t0 = time.perf_counter()
+    train_ex, eval_ex = training_data(cfg, kb, tokenizer, log)
+    t_data = time.perf_counter() - t0
+    mcfg = MiniGPTConfig(vocab_size=len(tokenizer), block_size=64, d_model=cfg.d_model,
+                         n_head=cfg.n_head, n_layer=cfg.n_layer,
+                         tokenizer_sha256=tokenizer.fingerprint)
+    model = SpanReader(mcfg, seed=cfg.seed)
+    rng = np.random.default_rng([cfg.seed, 2])
+    next_batch = lambda r: to_batch(  # noqa: E731
+        [train_ex[i] for i in r.integers(0, len(train_ex), cfg.batch_size)], tokenizer)
+    eval_batches = [to_batch(eval_ex[i:i + cfg.batch_size], tokenizer)
+                    for i in range(0, len(eval_ex), cfg.batch_size)]
+    tcfg = TrainConfig(steps=cfg.steps, lr=cfg.lr, min_lr=cfg.lr / 10, warmup=100,
+                       eval_interval=max(1, cfg.steps // 10), log_interval=max(1, cfg.steps // 30))
+    hist = train(model, next_batch, eval_batches, tcfg, rng, out_dir=out_dir, log=log)
+    hist.update(data_seconds=t_data, train_seconds=time.perf_counter() - t0 - t_data,
+                n_params=int(sum(v.size for v in model.params.values())))
+    return Reader(model, tokenizer, cfg.max_answer_tokens), hist
+
+
+def build_reader(cfg: ReaderConfig = ReaderConfig(), kb: Path = DEFAULT_KB, log=print) -> dict:
+    """`make models`: train the reader, save data/models/reader.npz, return its MANIFEST entry."""
+    reader, hist = train_reader(cfg, kb, log=log)
+    reader.model.save(READER_PATH)
+    digest = hashlib.sha256(READER_PATH.read_bytes()).hexdigest()
+    return {"file": READER_PATH.name, "sha256": digest,
+            "kb_sha256": kb_sha256(kb), "config": asdict(cfg), "n_params": hist["n_params"],
+            "final_eval_loss": round(hist["eval_loss"][-1], 4),
+            "data_seconds": round(hist["data_seconds"], 1),
+            "train_seconds": round(hist["train_seconds"], 1),
+            "tokens_per_s": round(hist["tokens_per_s"])}

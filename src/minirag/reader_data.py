@@ -1,0 +1,218 @@
+"""Reading-comprehension examples for the reader, built from the KB and never from the eval.
+
+What it is: for a fact (facts.py), a question in one of many phrasings with typos and noise,
+the chunk that states it among retrieved-looking distractors (BM25 hard negatives), laid out
+by the real prompt builder, and the gold span: the answer's tokens inside the prompt, or the
+<|a|> position itself when the prompt does not hold the answer ("I don't know").
+So that memorising cannot pay, many verb and table facts are rewritten before they are shown:
+nonce verbs ("blick, black, blicken") and forms swapped between verbs (counterfactuals); the
+held-out verbs never appear at all. Follows DESIGN §3 (reader); why, in theory/07.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from minirag.bm25 import BM25Index
+from minirag.chunk import Chunk
+from minirag.facts import Fact, mentions, split_cells
+from minirag.prompt import COMPACT_TEMPLATE, build_prompt
+from minirag.special_tokens import CTX, MARKERS, A
+
+VERB_TEMPLATES = {
+    "Past simple": [
+        "past of {k}", "the past tense of {k}?", "{k} in the past tense", "{k} past simple??",
+        "simple past {k}", "yesterday i ___ ({k}) it", "last week they ___ ({k})", "{k} -> past",
+        "2nd form of {k}", "how do you say {k} in the past", "{k} past form", "pls past of {k}",
+        "what did he do? he ___ ({k})", "preterite of {k}", "{k}, past simple form"],
+    "Past participle": [
+        "past participle of {k}", "participle of {k}", "{k} past participle?", "3rd form of {k}",
+        "i have ___ ({k})", "she has ___ ({k}) it", "it was ___ ({k}) by them", "{k} v3",
+        "have you ever ___ ({k})?", "perfect form of {k}", "{k} -> participle", "pp of {k}",
+        "they had ___ ({k}) before", "{k} third form??", "participle form {k}"],
+}
+TABLE_TEMPLATES = ["{r} of {k}", "what is the {r} of {k}?", "{k} {r}?", "{r} for {k}",
+                   "{k} - {r}", "whats the {r} for {k}", "{k}: {r}"]
+ARROW_TEMPLATES = ["what does {k} become", "{k} changes to?", "new form of {k}", "{k} -> ?",
+                   "how do i spell {k} here", "{k} with the ending", "change {k}"]
+CORRECTION_TEMPLATES = ["is '{k}' correct?", "{k} - right or wrong?", "can i say '{k}'",
+                        "whats wrong with: {k}", "correct this: {k}", "{k} ok?"]
+CLOZE_TEMPLATES = ["{k}", "fill the gap: {k}", "complete: {k}", "{k} ?", "missing word: {k}"]
+NO_ANSWER_QUESTIONS = [
+    "how do you conjugate {w} in spanish", "pronunciation of {w}", "where does the word {w} come "
+    "from", "what does {w} mean in german", "is {w} slang", "how old is the word {w}",
+    "french for {w}", "{w} in japanese", "who invented {w}"]
+NONCE_ON = ["bl", "cr", "dr", "fl", "gr", "pl", "sk", "sp", "st", "tr", "br", "gl", "sn", "w",
+            "v", "z", "m", "n", "p", "t", "k", "sh", "th", "f", "h", "l", "r", "d", "g", "b"]
+NONCE_VOWELS = ["a", "e", "i", "o", "u", "oo", "ee", "ai", "ou", "ea"]
+NONCE_CODA = ["ck", "nk", "ng", "sh", "mp", "nd", "ft", "lt", "rk", "st", "x", "p", "t", "b",
+              "d", "g", "m", "n", "l", "rm"]
+
+
+@dataclass(frozen=True)
+class Example:
+    ids: list[int]  # the prompt, <= 64 tokens
+    start: int  # gold span's first token, or the <|a|> position when there is no answer
+    end: int  # gold span's last token (== start for no answer)
+    question: str
+    answer: str | None  # None: the prompt does not hold the answer
+    kind: str  # the fact kind, "nonce", "counterfactual" or "none"
+
+
+def noisy(q: str, rng: np.random.Generator) -> str:
+    """A learner's typing: sometimes a swapped or dropped letter, random case, extra ?."""
+    words = q.split()
+    if rng.random() < 0.2 and words:
+        i = int(rng.integers(len(words)))
+        w = words[i]
+        if len(w) > 3 and w.isalpha():
+            j = int(rng.integers(1, len(w) - 1))
+            swapped = w[:j - 1] + w[j] + w[j - 1] + w[j + 1:]
+            words[i] = w[:j] + w[j + 1:] if rng.random() < 0.5 else swapped
+    q = " ".join(words)
+    if rng.random() < 0.2:
+        q = q.capitalize()
+    return q + ("?" * int(rng.integers(0, 3)) if not q.endswith("?") else "")
+
+
+def nonce_word(rng: np.random.Generator) -> str:
+    parts = [NONCE_ON, NONCE_VOWELS, NONCE_CODA]
+    return "".join(p[int(rng.integers(len(p)))] for p in parts)
+
+
+def nonce_verb(rng: np.random.Generator) -> tuple[str, str, str]:
+    """An invented irregular verb: base, past, participle in one of the KB's patterns."""
+    on = NONCE_ON[int(rng.integers(len(NONCE_ON)))]
+    coda = NONCE_CODA[int(rng.integers(len(NONCE_CODA)))]
+    v1, v2, v3 = (NONCE_VOWELS[int(i)] for i in rng.choice(len(NONCE_VOWELS), 3, replace=False))
+    base, past, part = on + v1 + coda, on + v2 + coda, on + v3 + coda
+    pattern = int(rng.integers(4))
+    if pattern == 0:
+        return base, base, base  # cut, cut, cut
+    if pattern == 1:
+        return base, past, past  # keep, kept, kept
+    if pattern == 2:
+        return base, past, base  # come, came, come
+    return base, past, part + ("en" if rng.random() < 0.5 else "")  # sing, sang, sung
+
+
+def question_for(f: Fact, rng: np.random.Generator) -> str:
+    pick = lambda ts: ts[int(rng.integers(len(ts)))]  # noqa: E731
+    if f.kind == "verb":
+        t = pick(VERB_TEMPLATES[f.relation])
+    elif f.kind == "table":
+        t = pick(TABLE_TEMPLATES)
+    else:
+        t = pick({"arrow": ARROW_TEMPLATES, "correction": CORRECTION_TEMPLATES,
+                  "cloze": CLOZE_TEMPLATES}[f.kind])
+    return noisy(t.format(k=f.key, r=f.relation.lower()), rng)
+
+
+def altered(f: Fact, verbs: list[Fact], rng: np.random.Generator) -> tuple[Fact, str]:
+    """A verb fact rewritten so that its answer cannot be remembered: a nonce verb, or the
+    forms of another verb (counterfactual). The row in the chunk is rewritten to match."""
+    cells = split_cells(f.raw)
+    col = 1 if f.relation == "Past simple" else 2
+    if rng.random() < 0.5:
+        base, past, part = nonce_verb(rng)
+        new_cells, kind = [base, past, part], "nonce"
+    else:
+        other = verbs[int(rng.integers(len(verbs)))]
+        new_cells, kind = [cells[0]] + split_cells(other.raw)[1:], "counterfactual"
+    row = "| " + " | ".join(new_cells) + " |"
+    chunk = Chunk(f.chunk.id, f.chunk.text.replace(f.raw, row), f.chunk.doc_id, f.chunk.offset,
+                  f.chunk.metadata)
+    key = new_cells[0].split("/")[0].strip().lower()
+    return Fact("verb", key, f.relation, new_cells[col], row, chunk, row), kind
+
+
+def answer_span(ids: list[int], shown: int, answer: str, tokenizer) -> tuple[int, int] | None:
+    """Token positions of `answer` inside the window of the `shown`-th chunk, if it is there."""
+    sp = lambda t: tokenizer.encode_special(t)[0]  # noqa: E731
+    marker = sp(MARKERS[shown])
+    if marker not in ids:
+        return None
+    lo = ids.index(marker) + 1
+    stops = {sp(CTX), sp(A)}
+    hi = next(i for i in range(lo, len(ids)) if ids[i] in stops)
+    window = ids[lo:hi]
+    for variant in (" " + answer, answer):
+        a = tokenizer.encode(variant)
+        for i in range(len(window) - len(a) + 1):
+            if window[i:i + len(a)] == a:
+                return lo + i, lo + i + len(a) - 1
+    return None
+
+
+def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
+                 tokenizer, rng: np.random.Generator, kind: str, show: bool = True) -> Example:
+    """Lay out `question` with the fact's chunk among two distractors (`show`), or three
+    distractors that do not state the fact's answer (not `show`: the target is "no answer")."""
+    hits = [c for c, _ in bm25.search(question, 12)] if question.strip() else []
+    avoid = lambda c: (f is not None and (c.id == f.chunk.id or mentions(  # noqa: E731
+        c.text, frozenset(re.findall(r"[a-z']+", (f.answer + " " + f.key).lower())))))
+    cands = [c for c in hits if not avoid(c)]
+    n_distract = 2 if show else 3
+    picked: list[Chunk] = []
+    while len(picked) < n_distract:
+        c = (cands.pop(int(rng.integers(len(cands)))) if cands and rng.random() < 0.75
+             else pool[int(rng.integers(len(pool)))])
+        if not avoid(c) and c.id not in {p.id for p in picked}:
+            picked.append(c)
+    if show:
+        picked.insert(int(rng.integers(3)), f.chunk)
+    p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer)
+    null = len(p.token_ids) - 1  # the <|a|> position
+    span = None
+    if show and f.chunk.id in p.citations.values():
+        shown = list(p.citations.values()).index(f.chunk.id)
+        span = answer_span(p.token_ids, shown, f.answer.split(" / ")[0], tokenizer)
+    if span is None:
+        return Example(p.token_ids, null, null, question, None, kind if not show else "none")
+    return Example(p.token_ids, span[0], span[1], question, f.answer, kind)
+
+
+MIX = {"verb": 0.34, "table": 0.12, "arrow": 0.1, "correction": 0.06, "cloze": 0.16,
+       "none": 0.22}  # share of each kind of example; "none" = the answer is not shown
+
+
+def normalise_question(q: str) -> str:
+    return " ".join(q.lower().split())
+
+
+def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Index, tokenizer,
+                 n: int, rng: np.random.Generator, banned: set[str],
+                 forbidden_words: frozenset[str]) -> list[Example]:
+    """`n` examples in the MIX proportions. `banned`: normalised eval questions, never used
+    as a training question. `forbidden_words`: words a nonce verb may not be (real ones)."""
+    kinds = list(MIX)
+    examples: list[Example] = []
+    while len(examples) < n:
+        kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
+        if kind == "none":
+            f, label = _pick_fact(facts, rng), "none"
+            q = (question_for(f, rng) if rng.random() < 0.7 else
+                 NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))].format(
+                     w=nonce_word(rng)))
+        else:
+            f = facts[kind][int(rng.integers(len(facts[kind])))]
+            label = kind
+            if kind == "verb" and rng.random() < 0.6:
+                f, label = altered(f, facts["verb"], rng)
+                if f.key in forbidden_words:
+                    continue
+            q = question_for(f, rng)
+        if normalise_question(q) in banned:
+            continue  # never train on an eval question, even by coincidence
+        ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=kind != "none")
+        if kind == "none" or ex.answer is not None:  # a fact cut out of its window: skip it
+            examples.append(ex)
+    return examples
+
+
+def _pick_fact(facts: dict[str, list[Fact]], rng: np.random.Generator) -> Fact:
+    kind = ["verb", "table", "arrow", "cloze"][int(rng.integers(4))]
+    return facts[kind][int(rng.integers(len(facts[kind])))]
