@@ -317,3 +317,15 @@ def test_explain_docstring_example():
     ix.add(chunks)
     shares = ix.explain("went gone", chunks[0].id)
     assert shares == {"went": pytest.approx(0.906649, abs=1e-6), "gone": 0.0}
+
+
+@pytest.mark.parametrize("field", ["format", "version", "k1", "b", "idf", "epsilon", "count",
+                                   "sha256"])
+def test_missing_manifest_fields_are_caught(tmp_path, field):
+    index_of(HAND).save(tmp_path / "ix")
+    mpath = tmp_path / "ix" / "manifest.json"
+    m = json.loads(mpath.read_text())
+    del m[field]
+    mpath.write_text(json.dumps(m))
+    with pytest.raises(ValueError, match=r"manifest\.json"):
+        BM25Index.load(tmp_path / "ix")

@@ -304,3 +304,16 @@ def test_save_refuses_to_replace_a_foreign_directory(tmp_path):
     with pytest.raises(StoreError, match="refusing to overwrite"):
         store.save(tmp_path / "docs")
     assert (tmp_path / "docs" / "thesis.md").read_text() == "years of work"
+
+
+@pytest.mark.parametrize("field", ["format", "version", "d", "count", "embedder",
+                                   "vectors_sha256", "chunks_sha256"])
+def test_missing_manifest_fields_are_caught(tmp_path, field):
+    store, _ = five()
+    store.save(tmp_path / "s")
+    mpath = tmp_path / "s" / "manifest.json"
+    m = json.loads(mpath.read_text())
+    del m[field]
+    mpath.write_text(json.dumps(m))
+    with pytest.raises(StoreError, match=r"manifest\.json"):
+        FlatVectorStore.load(tmp_path / "s", store.embedder)

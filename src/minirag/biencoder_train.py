@@ -41,8 +41,9 @@ class TrainConfig:
     warmup: int = 30  # steps of linear warm-up
     weight_decay: float = 0.01  # AdamW decay of the two MLP matrices
     grad_clip: float = 1.0  # max global gradient norm
-    word_dropout: float = 0.1  # probability of hiding each query token
-    keep_sentence: float = 0.1  # ICT: fraction of pairs whose passage keeps the query sentence
+    word_dropout: float = 0.5  # probability of hiding each query token
+    passage_dropout: float = 0.0  # probability of hiding each passage token
+    keep_sentence: float = 0.5  # ICT: fraction of pairs whose passage keeps the query sentence
     holdout: float = 0.05  # fraction of ICT sentences held out for early stopping
     ppmi_init: bool = True  # token vectors from PPMI + SVD (False: random normal)
     ppmi_window: int = 5  # co-occurrence window (tokens on each side)
@@ -54,7 +55,8 @@ class TrainConfig:
 @dataclass(frozen=True)
 class Pair:
     query: str  # the pseudo-query (a sentence, a heading)
-    passage: str  # what the query should retrieve (a chunk, maybe without the sentence)
+    passage: str  # what the query should retrieve: its chunk without the query's words
+    passage_full: str  # the chunk with them (used for a `keep_sentence` fraction of steps)
     chunk: int  # index of the chunk it came from
     kind: str  # "ict" | "heading"
 
@@ -88,16 +90,16 @@ def make_pairs(chunks: list[Chunk], cfg: TrainConfig, rng: np.random.Generator
             text = text.replace(s, " ", 1)
         held_passages.append(_with_header(c, text))
         for s in out:
-            held.append(Pair(s, held_passages[i], i, "ict"))
+            held.append(Pair(s, held_passages[i], held_passages[i], i, "ict"))
         for s in sents:
             if s in out or s.strip() == text.strip():
                 continue
-            keep = rng.random() < cfg.keep_sentence
-            train.append(Pair(s, _with_header(c, text if keep else text.replace(s, " ", 1)),
+            train.append(Pair(s, _with_header(c, text.replace(s, " ", 1)), held_passages[i],
                               i, "ict"))
         m = c.metadata
         if m.get("section"):
-            train.append(Pair(f"{m.get('title', '')} {m['section']}", text, i, "heading"))
+            train.append(Pair(f"{m.get('title', '')} {m['section']}", text, held_passages[i],
+                              i, "heading"))
     return train, held, held_passages
 
 
@@ -165,6 +167,7 @@ class PairData:
                  negatives: list[list[int]]):
         self.q = [model.token_ids(p.query) for p in pairs]
         self.p = [model.token_ids(p.passage) for p in pairs]
+        self.p_full = [model.token_ids(p.passage_full) for p in pairs]
         self.chunk_ids = [model.token_ids(search_text(c)) for c in chunks]
         self.pair_chunk = np.array([p.chunk for p in pairs])  # [n_pairs]
         sec = {}  # (doc, section) -> a small int
@@ -183,7 +186,11 @@ def train_step(model, data: PairData, idx: np.ndarray, cfg: TrainConfig, rng):
     neg = [n for i in rng.choice(idx, size=min(cfg.hard_negatives, len(idx)), replace=False)
            for n in data.negatives[i][:1]]
     neg = [n for n in neg if n not in set(data.pair_chunk[idx])]
-    p_ids, p_w = model.batch([data.p[i] for i in idx] + [data.chunk_ids[n] for n in neg])
+    keep = rng.random(len(idx)) < cfg.keep_sentence  # [B] passages that keep the query
+    p_ids, p_w = model.batch([data.p_full[i] if k else data.p[i] for i, k in zip(idx, keep)]
+                             + [data.chunk_ids[n] for n in neg])
+    if cfg.passage_dropout:
+        p_w = p_w * (rng.random(p_w.shape) >= cfg.passage_dropout)
     sec_q = data.section[data.pair_chunk[idx]]  # [B] gold section of each query
     sec_p = np.concatenate([sec_q, data.section[np.asarray(neg, dtype=np.int64)]])  # [P]
     banned = (sec_q[:, None] == sec_p[None, :])  # [B, P] same section: not a negative...

@@ -291,11 +291,12 @@ def top_k(s: np.ndarray, k: int) -> np.ndarray:
     """
     N = len(s)
     k = min(k, N)
-    cand = np.arange(N)  # [N] candidate row indices
     if N > 4 * SAMPLE and k <= SAMPLE // 8:
         sample = s[:: N // SAMPLE]  # [~SAMPLE], a strided view
         t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
-        cand = np.flatnonzero(s >= t)  # [c], c >= k, ascending = insertion order
+        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
+    else:
+        cand = np.arange(N)  # small N (or huge k): every row is a candidate
     sc = s[cand]  # [c]
     if len(cand) > k:
         # Keep everything above the k-th largest value, then the lowest-index ties at it.

@@ -1,0 +1,144 @@
+"""Reader evaluation: exact match, citation accuracy and abstention, by context.
+
+What it is: the reader scored on the labelled questions with oracle context (the gold chunk),
+retrieved context (end to end), closed-book (no context), plus two faithfulness probes:
+`counterfactual` (a verb's row rewritten with other forms: the right answer is what the
+context says) and `held-out` (verbs reader training never saw). Definitions in theory/04
+and theory/05; rows follow DESIGN §3 cli (`reader`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from minirag.chunk import Chunk
+from minirag.facts import HELD_OUT_VERBS, Fact, table_facts
+from minirag.metrics import exact_match
+from minirag.prompt import build_prompt
+from minirag.reader import Reader
+from minirag.reader_data import nonce_verb
+from minirag.retrieve import Retriever
+
+# Phrasings used only here, never by reader training (a test checks they are disjoint).
+EVAL_PHRASINGS = {
+    "Past simple": ["what's the simple past form of the verb {k}?", "{k} — which form for "
+                    "finished past actions?", "last year we ___ ({k}) a lot", "tell me {k} in "
+                    "the past"],
+    "Past participle": ["what's the participle of the verb {k} (3rd column)?", "we've already "
+                        "___ ({k})", "{k} + have: which form?", "the form of {k} after had"],
+}
+
+
+def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:
+    """The chunk of a gold section that contains the answer (the oracle context)."""
+    gold = {(g["doc_id"], g["section"]) for g in q["gold"]}
+    inside = [c for c in chunks if (c.doc_id, c.metadata["section"]) in gold]
+    return next((c for c in inside if q["answer"].lower() in c.text.lower()), None)
+
+
+def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None) -> dict:
+    """One question: the reading, and whether it is right, cited right, or abstained."""
+    prompt = build_prompt(question, chunks, tokenizer=reader.tokenizer)
+    r = reader.read(prompt)
+    cited = {c.id: c for c in chunks}.get(prompt.citations.get(r.marker, ""), None)
+    ok = answer is not None and not r.abstained and bool(exact_match(r.answer, answer))
+    return {"abstained": r.abstained, "em": float(ok), "text": r.text,
+            "cite_ok": float(cited is not None and answer is not None
+                             and answer.lower() in cited.text.lower())}
+
+
+def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool) -> list[dict]:
+    """Aggregate per group (all, verb, type:...) into DESIGN's reader rows."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for q, m in scored:
+        for g in ["all", f"type:{q['type']}"] + (["verb"] if q["topic"] == "verb-conjugation"
+                                                   else []):
+            groups[g].append(m)
+    out = []
+    for g, ms in groups.items():
+        answered = [m for m in ms if not m["abstained"]]
+        abst = float(np.mean([m["abstained"] for m in ms]))
+        out.append({
+            "context": context, "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
+            "exact_match": round(float(np.mean([m["em"] for m in ms])), 4) if answerable else None,
+            "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
+            if answerable and answered else None,
+            "abstention_rate": round(abst, 4) if not answerable else None,
+            "false_abstention_rate": round(abst, 4) if answerable else None})
+    order = {"all": 0, "verb": 1}
+    return sorted(out, key=lambda r: (order.get(r["group"], 2), r["group"]))
+
+
+def evaluate_reader(reader: Reader, retriever: Retriever, chunks: list[Chunk],
+                    questions: list[dict], unanswerable: list[dict], k: int = 3) -> list[dict]:
+    """Oracle, retrieved and closed-book rows on the labelled sets, plus faithfulness rows."""
+    out = []
+    answerable = [q for q in questions if q["answer"]]
+    contexts = {
+        "oracle": lambda q: [c] if (c := gold_chunk(q, chunks)) else [],
+        "retrieved": lambda q: retriever.retrieve(q["question"], k, hybrid=True),
+        "closed-book": lambda q: [],
+    }
+    for name, ctx in contexts.items():
+        out += rows(name, [(q, score(reader, q["question"], ctx(q), q["answer"]))
+                           for q in answerable], answerable=True)
+        if name != "oracle":
+            out += rows(name, [(q, score(reader, q["question"], ctx(q), None))
+                               for q in unanswerable], answerable=False)
+    out += faithfulness_rows(reader, retriever, chunks, k)
+    return out
+
+
+def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk], k: int = 3,
+                      seed: int = 0) -> list[dict]:
+    """`counterfactual`: every KB verb's row rewritten (another verb's forms, or a nonce
+    verb's), asked with the eval phrasings, oracle context. `held-out`: the held-out verbs,
+    oracle context (group "oracle") and end to end (group "retrieved")."""
+    rng = np.random.default_rng(seed)
+    verbs = [f for c in chunks for f in table_facts(c) if f.kind == "verb"]
+    rows_out = []
+    cf = []
+    for f in verbs:
+        if f.key in HELD_OUT_VERBS:
+            continue
+        other = verbs[int(rng.integers(len(verbs)))]
+        forms = nonce_verb(rng)[1:] if rng.random() < 0.5 else _forms(other)
+        answer = forms[0] if f.relation == "Past simple" else forms[1]
+        row = f"| {f.key} | {forms[0]} | {forms[1]} |"
+        chunk = Chunk(f.chunk.id, f.chunk.text.replace(f.raw, row), f.chunk.doc_id,
+                      f.chunk.offset, f.chunk.metadata)
+        q = _phrase(f, rng)
+        cf.append(({"type": "counterfactual", "topic": "verb-conjugation"},
+                   score(reader, q, [chunk], answer)))
+    rows_out += _faith_row("counterfactual", "all", [m for _, m in cf])
+    held = [f for f in verbs if f.key in HELD_OUT_VERBS]
+    for name in ("oracle", "retrieved"):
+        ms = []
+        for f in held:
+            q = _phrase(f, rng)
+            ctx = [f.chunk] if name == "oracle" else retriever.retrieve(q, k, hybrid=True)
+            ms.append(score(reader, q, ctx, f.answer.split(" / ")[0]))
+        rows_out += _faith_row("held-out", name, ms)
+    return rows_out
+
+
+def _forms(f: Fact) -> tuple[str, str]:
+    cells = [c.strip() for c in f.raw.strip().strip("|").split("|")]
+    return cells[1].split(" / ")[0], cells[2].split(" / ")[0]
+
+
+def _phrase(f: Fact, rng: np.random.Generator) -> str:
+    ts = EVAL_PHRASINGS[f.relation]
+    return ts[int(rng.integers(len(ts)))].format(k=f.key)
+
+
+def _faith_row(context: str, group: str, ms: list[dict]) -> list[dict]:
+    answered = [m for m in ms if not m["abstained"]]
+    return [{"context": context, "group": group, "n": len(ms),
+             "exact_match": round(float(np.mean([m["em"] for m in ms])), 4),
+             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
+             if answered else None,
+             "abstention_rate": None,
+             "false_abstention_rate": round(float(np.mean([m["abstained"] for m in ms])), 4)}]
