@@ -1,0 +1,147 @@
+"""The reader's data and its reading: KB facts parsed from hand-built chunks, held-out verbs
+scrubbed, nonce verbs, gold spans located in real prompts, no eval question and no held-out
+verb in the training data, eval phrasings disjoint from training templates, and the pointer
+invariant: whatever the weights, an answer is a span of one chunk's window, cited by it."""
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minimodel.mini_gpt import MiniGPTConfig
+from minimodel.span_reader import SpanReader
+from minirag.artifacts import load_tokenizer
+from minirag.chunk import Chunk, chunk_id, load_kb
+from minirag.evaluate_reader import EVAL_PHRASINGS
+from minirag.facts import (
+    HELD_OUT_VERBS,
+    cloze_facts,
+    held_out_forms,
+    line_facts,
+    scrub,
+    table_facts,
+)
+from minirag.kb import DEFAULT_EVAL, load_questions
+from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
+from minirag.reader import Reader, ReaderConfig, to_batch, training_data, windows
+from minirag.reader_data import VERB_TEMPLATES, nonce_verb, normalise_question
+
+TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
+         "| drink | drank | drunk |\n| learn | learnt / learned | learnt / learned |\n")
+PROSE = ("Add -ing: *work → working, swim → swimming*.\n"
+         "- ~~I have went~~ → *I have gone*.\nWe use the past simple for finished actions.\n")
+
+
+def chunk(text, meta=None):
+    return Chunk(chunk_id("t.md", 0), text, "t.md", 0, {"section": "S", **(meta or {})})
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return training_data(replace(ReaderConfig(), n_train=1500, n_eval=50), log=lambda *a: None)
+
+
+def test_table_facts_one_per_column_with_alternatives():
+    facts = table_facts(chunk(TABLE))
+    assert [(f.key, f.relation, f.answer) for f in facts] == [
+        ("drink", "Past simple", "drank"), ("drink", "Past participle", "drunk"),
+        ("learn", "Past simple", "learnt / learned"),
+        ("learn", "Past participle", "learnt / learned")]
+    assert {f.kind for f in facts} == {"verb"} and facts[0].raw == "| drink | drank | drunk |"
+    # a chunk that starts inside a table knows its header from the chunk's metadata
+    rows_only = chunk("| swim | swam | swum |\n", {"table_header": TABLE.splitlines()[0]})
+    assert [(f.key, f.answer) for f in table_facts(rows_only)] == [("swim", "swam"),
+                                                                  ("swim", "swum")]
+
+
+def test_arrow_correction_and_cloze_facts():
+    facts = line_facts(chunk(PROSE))
+    assert ("work", "working") in {(f.key, f.answer) for f in facts if f.kind == "arrow"}
+    assert [(f.key, f.answer) for f in facts if f.kind == "correction"] == [
+        ("I have went", "I have gone")]
+    cloze = cloze_facts(chunk("We use the past simple for finished actions.\n"), STOPWORDS)
+    assert {f.answer for f in cloze} == {"use", "past", "simple", "finished", "actions"}
+    assert all("___" in f.key and f.key.replace("___", f.answer) == f.line for f in cloze)
+
+
+def test_scrub_removes_every_line_with_a_held_out_form():
+    forms = held_out_forms(table_facts(chunk(TABLE)))
+    assert {"drink", "drank", "drunk"} <= forms
+    assert scrub(TABLE + PROSE, forms).count("drink") == 0
+    assert "| learn | learnt / learned |" in scrub(TABLE, forms)
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_nonce_verbs_follow_a_kb_pattern(seed):
+    base, past, part = nonce_verb(np.random.default_rng(seed))
+    assert re.fullmatch(r"[a-z]+", base + past + part)
+    assert past in (base, past) and (part in (base, past) or part != past)
+
+
+def test_no_eval_question_and_no_held_out_verb_in_training_data(data, tok):
+    train, held = data
+    banned = {normalise_question(q["question"]) for n in ("retrieval", "unanswerable")
+              for q in load_questions(DEFAULT_EVAL / f"{n}.jsonl")}
+    assert not banned & {normalise_question(e.question) for e in train + held}
+    forms = held_out_forms([f for c in load_kb() for f in table_facts(c)])
+    assert len(forms) > 2 * len(HELD_OUT_VERBS)  # bases, pasts and participles
+    for e in train:
+        words = set(re.findall(r"[a-z']+", (tok.decode(e.ids) + " " + e.question).lower()))
+        assert not words & forms, (words & forms, e.question)
+
+
+def test_gold_spans_decode_to_the_answer(data, tok):
+    train, _ = data
+    answered = [e for e in train if e.answer is not None]
+    assert len(answered) > len(train) // 2
+    for e in answered:
+        span = tok.decode(e.ids[e.start:e.end + 1]).strip()
+        assert span == e.answer.split(" / ")[0], (span, e.answer)
+    for e in train:
+        if e.answer is None:
+            assert e.start == e.end == len(e.ids) - 1  # the <|a|> position
+
+
+def test_batches_allow_windows_and_the_null_position_only(data, tok):
+    train, _ = data
+    ids, spans, allowed = to_batch(train[:8], tok)
+    assert ids.shape[0] == 8 and spans.shape == (8, 2)
+    for b, e in enumerate(train[:8]):
+        assert allowed[b, spans[b]].all()
+        lo_hi = windows(e.ids, tok)
+        expected = {i for lo, hi in lo_hi for i in range(lo, hi)} | {len(e.ids) - 1}
+        assert set(np.flatnonzero(allowed[b])) == expected
+
+
+def test_eval_phrasings_are_not_training_templates():
+    for rel, ts in EVAL_PHRASINGS.items():
+        assert not {t.lower() for t in ts} & {t.lower() for t in VERB_TEMPLATES[rel]}
+
+
+@given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))
+def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
+    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
+                       seed=seed)
+    rng = np.random.default_rng(seed)
+    for p in model.params.values():
+        p += rng.normal(0, 0.5, p.shape).astype(p.dtype)
+    reader = Reader(model, tok)
+    chunks = [chunk(TABLE), Chunk("b" * 12, PROSE, "u.md", 0, {"section": "T"})]
+    prompt = build_prompt(question, chunks, tokenizer=tok)
+    r = reader.read(prompt)
+    if r.abstained:
+        assert r.text == IDK_TEXT and r.marker is None
+    else:
+        n = int(r.marker[2:-1]) - 1
+        lo, hi = windows(prompt.token_ids, tok)[n]
+        assert r.answer in tok.decode(prompt.token_ids[lo:hi])
+        assert r.text == f"{r.answer} {r.marker}" and r.marker in prompt.citations
+    assert reader.read(build_prompt(question, [], tokenizer=tok)).abstained  # nothing to point at

@@ -1,0 +1,128 @@
+"""minimodel.span_reader in isolation, on random ids: gradients of the span loss against
+central finite differences in float64 (every parameter tensor, sampled entries), backward
+twice, the masked softmax, best_span on hand-built scores (bounds, max length, segments, the
+null position), training through minimodel's loop until it points at the right tokens, and
+save/load with tampered files."""
+
+import numpy as np
+import pytest
+
+from minimodel.checkpoint import CheckpointError
+from minimodel.mini_gpt import MiniGPTConfig
+from minimodel.span_reader import SpanReader, masked_log_softmax
+from minimodel.train import TrainConfig, train
+
+TINY = MiniGPTConfig(vocab_size=11, block_size=10, d_model=8, n_head=2, n_layer=2,
+                     dtype="float64")
+
+
+def problem(rng, B=3, T=9):
+    ids = rng.integers(0, TINY.vocab_size, (B, T))
+    allowed = np.zeros((B, T), bool)
+    allowed[:, 3:] = True
+    spans = np.array([[3, 4], [5, 8], [8, 8]])[:B]  # the last row: the null position twice
+    return ids, spans, allowed
+
+
+def perturbed(seed=0):
+    model = SpanReader(TINY, seed=seed)
+    rng = np.random.default_rng(seed + 7)
+    for p in model.params.values():
+        p += rng.normal(0.0, 0.3, size=p.shape)
+    return model
+
+
+def test_span_loss_gradients_match_finite_differences():
+    model, rng = perturbed(), np.random.default_rng(1)
+    ids, spans, allowed = problem(rng)
+    _, grads = model.loss_and_grads(ids, spans, allowed)
+    assert grads.keys() == model.params.keys()
+    eps, worst = 1e-6, (0.0, "")
+    for name, p in model.params.items():
+        flat, g = p.reshape(-1), grads[name].reshape(-1)
+        for i in rng.choice(flat.size, size=min(5, flat.size), replace=False):
+            old = flat[i]
+            flat[i] = old + eps
+            up = model.loss_and_grads(ids, spans, allowed)[0]
+            flat[i] = old - eps
+            down = model.loss_and_grads(ids, spans, allowed)[0]
+            flat[i] = old
+            num = (up - down) / (2 * eps)
+            ratio = abs(num - g[i]) / (1e-8 + 1e-5 * abs(num))
+            worst = max(worst, (ratio, f"{name}[{i}]: numeric {num:.10g} analytic {g[i]:.10g}"))
+    assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
+
+
+def test_backward_twice_gives_identical_grads():
+    model, rng = perturbed(), np.random.default_rng(2)
+    args = problem(rng)
+    _, g1 = model.loss_and_grads(*args)
+    _, g2 = model.loss_and_grads(*args)
+    assert all(np.array_equal(g1[k], g2[k]) for k in g1)
+
+
+def test_masked_positions_get_no_probability():
+    z = np.array([[1.0, 5.0, 2.0, 0.0]])
+    allowed = np.array([[True, False, True, True]])
+    p = np.exp(masked_log_softmax(z, allowed))
+    assert p[0, 1] == 0.0 and p.sum() == pytest.approx(1.0)
+    expected = np.exp([1.0, 2.0, 0.0]) / np.exp([1.0, 2.0, 0.0]).sum()
+    assert np.allclose(p[0, [0, 2, 3]], expected)
+
+
+def test_best_span_respects_segments_length_and_order():
+    model = SpanReader(TINY)
+    start = np.array([0, 0, 0, 4, 0, 0, 1, 0, 0, 0.0])
+    end = np.array([0, 0, 0, 0, 0, 0, 0, 9, 0, 1.0])
+    # (3, 7) would score 13 but crosses from segment [2, 6) into [6, 9): not allowed
+    s, e, span, null = model.best_span(start, end, [(2, 6), (6, 9)], null=9, max_len=8)
+    assert (s, e, span) == (6, 7, 10.0) and null == 1.0
+    # a span may not end before it starts, nor be longer than max_len
+    s, e, _, _ = model.best_span(start, end, [(2, 9)], null=9, max_len=2)
+    assert s <= e < s + 2
+    assert model.best_span(start, end, [], null=9)[:2] == (-1, -1)
+
+
+def test_training_through_minimodels_loop_learns_to_point():
+    cfg = MiniGPTConfig(vocab_size=11, block_size=10, d_model=16, n_head=2, n_layer=1)
+    model, rng = SpanReader(cfg, seed=0), np.random.default_rng(0)
+
+    def batch(r):
+        # the answer is wherever token 7 sits; no 7 -> the null position (the last one)
+        ids = r.integers(0, 7, (16, 8))
+        where = r.integers(2, 9, 16)  # 8 = no answer
+        spans = np.full((16, 2), 7)
+        for b, w in enumerate(where):
+            if w < 8:
+                ids[b, w - 1] = 7
+                spans[b] = w - 1
+        allowed = np.zeros((16, 8), bool)
+        allowed[:, 1:] = True
+        return ids, spans, allowed
+
+    hist = train(model, batch, [batch(np.random.default_rng(9))],
+                 TrainConfig(steps=150, lr=1e-2, warmup=10, log_interval=1000), rng,
+                 log=lambda *a: None)
+    assert hist["eval_loss"][-1] < 0.3 * hist["eval_loss"][0]
+    ids, spans, allowed = batch(np.random.default_rng(5))
+    s, e, _ = model.scores(ids)
+    hits = [model.best_span(s[b], e[b], [(1, 7)], 7, 1)[0] if spans[b, 0] != 7 else 7
+            for b in range(16)]
+    assert np.mean(np.array(hits) == spans[:, 0]) > 0.8
+
+
+def test_save_load_round_trip_and_tampering(tmp_path):
+    model = perturbed()
+    model.save(tmp_path / "r.npz")
+    back = SpanReader.load(tmp_path / "r.npz")
+    ids, spans, allowed = problem(np.random.default_rng(3))
+    assert model.loss_and_grads(ids, spans, allowed)[0] == back.loss_and_grads(
+        ids, spans, allowed)[0]
+    data = bytearray((tmp_path / "r.npz").read_bytes())
+    (tmp_path / "cut.npz").write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(CheckpointError, match=r"cut\.npz"):
+        SpanReader.load(tmp_path / "cut.npz")
+    from minimodel.mini_gpt import MiniGPT
+    MiniGPT(TINY).save(tmp_path / "lm.npz")
+    with pytest.raises(CheckpointError, match="span-reader"):
+        SpanReader.load(tmp_path / "lm.npz")
