@@ -67,6 +67,7 @@ def test_layernorm_matches_finite_differences(rng):
         return proj_loss(L.layernorm_forward(x, g, b)[0], r)
 
     check("layernorm dx", dx, numeric_grad(f, x))
+    np.testing.assert_allclose(dx.sum(axis=-1), 0.0, atol=1e-12)  # a shifted row is unchanged
     check("layernorm dg", dg, numeric_grad(f, g))
     check("layernorm db", db, numeric_grad(f, b))
 

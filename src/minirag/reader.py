@@ -20,7 +20,7 @@ from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
 from minimodel.train import TrainConfig, train
 from minirag.artifacts import MODELS_DIR, kb_sha256, load_tokenizer
-from minirag.bm25 import BM25Index
+from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb
 from minirag.facts import cloze_facts, held_out_forms, line_facts, scrub, table_facts
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
@@ -123,7 +123,8 @@ def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=
               for q in load_questions(DEFAULT_EVAL / f"{name}.jsonl")}
     log(f"reader data: {len(pool)} chunks, facts " +
         ", ".join(f"{k} {len(v)}" for k, v in facts.items()))
-    real_words = frozenset(bm25.vocab)  # a nonce verb must not be a word of the KB
+    # a nonce verb must not be a word of the KB (held-out verbs included)
+    real_words = frozenset(w for c in chunks for w in tokenize(c.text)) | forms
     make = lambda n, seed: training_set(facts, pool, bm25, tokenizer, n,  # noqa: E731
                                         np.random.default_rng(seed), banned, real_words)
     return make(cfg.n_train, [cfg.seed, 0]), make(cfg.n_eval, [cfg.seed, 1])

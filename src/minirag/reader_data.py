@@ -202,8 +202,8 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
             label = kind
             if kind == "verb" and rng.random() < 0.6:
                 f, label = altered(f, facts["verb"], rng)
-                if f.key in forbidden_words:
-                    continue
+                if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
+                    continue  # an invented verb that happens to be a real word: draw again
             q = question_for(f, rng)
         if normalise_question(q) in banned:
             continue  # never train on an eval question, even by coincidence
