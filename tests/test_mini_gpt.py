@@ -315,3 +315,30 @@ def test_train_is_seeded_and_writes_checkpoint_history_and_plot(tmp_path):
     assert ha["eval_loss"][-1] < 0.5 * ha["eval_loss"][0]
     saved = MiniGPT.load(tmp_path / "a" / "model.npz")
     np.testing.assert_array_equal(saved.params["wte"], a.params["wte"])
+
+
+def test_the_command_trains_a_tokenizer_when_none_is_given_and_reports_a_bad_kb(tmp_path,
+                                                                                 capsys):
+    from minimodel.train import main
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for k in range(2):
+        (kb / f"doc{k}.md").write_text(
+            "# Doc\n\n" + " ".join(f"Rule {i} says word{i % 37} goes here." for i in range(300)),
+            encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["--kb", str(kb), "--tokenizer", str(tmp_path / "none.json"), "--steps", "3",
+                 "--batch-size", "2",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "training one on the KB text (vocab 1024)" in printed
+    assert {"model.npz", "loss.png", "tokenizer.json", "history.json"} <= {
+        p.name for p in out.iterdir()}
+    from minitokenizer import BPETokenizer
+
+    tok = BPETokenizer.load(out / "tokenizer.json")
+    assert MiniGPT.load(out / "model.npz", tokenizer_sha256=tok.fingerprint).config.vocab_size \
+        == len(tok)
+    assert main(["--kb", str(tmp_path / "missing"), "--out", str(out)]) == 1
+    assert "no *.md files" in capsys.readouterr().err

@@ -54,7 +54,9 @@ def lm_batch(tokens: np.ndarray, batch_size: int, block_size: int,
 
 
 def evaluate(model: MiniGPT, batches: list[Batch]) -> float:
-    """Mean loss over fixed batches (no dropout, no update)."""
+    """Mean loss over fixed batches (no dropout, no update). Any model with
+    `loss_and_grads(*batch)` works; its gradients are computed and dropped (simple, at the
+    price of a backward pass per batch)."""
     return float(np.mean([model.loss_and_grads(*b)[0] for b in batches]))
 
 

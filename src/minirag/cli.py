@@ -1,4 +1,4 @@
-"""The `minirag` command line (also `python -m minirag`): index, search, eval, train, demo.
+"""The `minirag` command line (also `python -m minirag`): index, search, ask, eval, train, demo.
 
 Every command works offline on the shipped defaults, prints text by default and one JSON
 document with --json. Exit codes: 0 success, 1 a user-facing error (one line on stderr, no
@@ -71,22 +71,45 @@ def cmd_eval(args) -> dict:
 def cmd_train(args) -> dict:
     from minirag.models import build
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    return build([args.what], log=log)
+    return build([{"encoder": "biencoder"}.get(args.what, args.what)], log=log)
+
+
+def answer_json(question: str, a) -> dict:
+    """DESIGN §3 cli `ask` JSON for one Answer."""
+    return {"question": question, "answer": a.text, "abstained": a.abstained,
+            "citations": [{"marker": m, "chunk_id": c.id, "doc_id": c.doc_id,
+                           "section": c.metadata["section"]} for m, c in a.citations.items()],
+            "prompt": a.prompt.text, "prompt_tokens": len(a.prompt.token_ids),
+            "chunks": [{"rank": i + 1, "chunk_id": c.id, "doc_id": c.doc_id,
+                        "section": c.metadata["section"], "text": c.text}
+                       for i, c in enumerate(a.chunks)],
+            "timings_ms": a.timings}
+
+
+def cmd_ask(args) -> dict:
+    from minirag.pipeline import RAGPipeline
+    if args.k < 1:
+        raise ValueError(f"-k must be >= 1 (got {args.k})")
+    question = read_query(args.question)
+    t0 = time.perf_counter()
+    pipe = RAGPipeline.from_defaults(args.kb, args.embedder, args.k)
+    load_ms = _ms(t0)
+    out = answer_json(question, pipe.ask(question))
+    out["timings_ms"]["load"] = load_ms
+    return out
+
+
+DEMO_QUESTIONS = ["what's the past participle of choose?", "plural of mouse",
+                  "how do you conjugate tener in spanish"]
 
 
 def cmd_demo(args) -> dict:
-    from minirag.artifacts import load_tokenizer
-    from minirag.kb import read_kb
-    from minirag.models import sentences
-    tok = load_tokenizer()
-    docs = {d.doc_id: d for d in read_kb(args.kb)}
-    picks = [sentences(d.text)[1] for d in list(docs.values())[:: max(1, len(docs) // 3)][:3]]
-    out = {"vocab_size": len(tok), "examples": []}
-    for s in picks:
-        ids = tok.encode(s)
-        out["examples"].append({"text": s, "ids": ids, "tokens": [tok.decode([i]) for i in ids],
-                                "n_tokens": len(ids), "n_chars": len(s)})
-    return out
+    from minirag.pipeline import RAGPipeline
+    t0 = time.perf_counter()
+    pipe = RAGPipeline.from_defaults(args.kb)
+    load_ms = _ms(t0)
+    return {"load_ms": load_ms,
+            "answers": [answer_json(q, pipe.ask(q)) for q in DEMO_QUESTIONS]}
 
 
 def print_index(r):
@@ -118,13 +141,22 @@ def print_train(r):
     print("data/models/MANIFEST.json updated: " + ", ".join(sorted(r)))
 
 
+def print_ask(r):
+    print(f"Q: {r['question']}\nA: {r['answer']}")
+    for c in r["citations"]:
+        print(f"   {c['marker']} {c['doc_id']} § {c['section']}")
+    print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
+    print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
+    t = r["timings_ms"]
+    print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
+
+
 def print_demo(r):
-    print(f"The project tokenizer (byte-level BPE, {r['vocab_size']} tokens) on KB sentences:\n")
-    for ex in r["examples"]:
-        print(f"  {ex['text']}")
-        print("  tokens: " + " | ".join(repr(t)[1:-1] for t in ex["tokens"]))
-        print(f"  ids:    {ex['ids']}")
-        print(f"  {ex['n_chars']} characters -> {ex['n_tokens']} tokens\n")
+    print(f"RAG by hand: hybrid retrieval -> 64-token prompt -> MiniGPT span reader "
+          f"(artifacts and index loaded in {r['load_ms']:.0f} ms)\n")
+    for a in r["answers"]:
+        print_ask(a)
+        print()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,8 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-sweep", action="store_true", help="skip the chunk-size sweep")
     s.add_argument("--plots", type=Path, default=Path("results"), help="folder for PNG plots")
 
+    s = add("ask", cmd_ask, print_ask, "answer a question with citations, or abstain")
+    s.add_argument("question", help='the question; "-" reads it from standard input')
+    s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
+    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
+    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
-    s.add_argument("what", choices=["tokenizer", "all"])
+    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "all"])
 
     s = add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")

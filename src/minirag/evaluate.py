@@ -108,6 +108,19 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
     return rows
 
 
+def reader_rows(configs: dict, questions: list[dict], eval_set: Path, kb: Path) -> list[dict]:
+    """The reader's rows (evaluate_reader.py) if a trained reader is shipped, else []."""
+    from minirag.reader import READER_PATH, Reader
+    if not READER_PATH.is_file():
+        return []
+    from minirag.evaluate_reader import evaluate_reader
+    retriever = configs["hybrid(hashing+bm25)"][0]
+    unanswerable_path = Path(eval_set).with_name("unanswerable.jsonl")
+    unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
+    return evaluate_reader(Reader.load(), retriever, retriever.store.chunks, questions,
+                           unanswerable)
+
+
 def environment(kb: Path, n_questions: int) -> dict:
     return {"python": platform.python_version(), "numpy": np.__version__,
             "machine": platform.machine(), "kb_sha256": kb_sha256(kb)[:16],
@@ -120,8 +133,10 @@ def run(eval_set: Path = DEFAULT_EVAL / "retrieval.jsonl", kb: Path = DEFAULT_KB
     questions = [q for q in load_questions(eval_set) if q["gold"]]
     if not questions:
         raise ValueError(f"{eval_set}: no answerable questions to evaluate")
-    rows, misses = evaluate_retrieval(questions, configurations(kb))
-    report = {"retrieval": rows, "reader": [], "misses": misses,
+    configs = configurations(kb)
+    rows, misses = evaluate_retrieval(questions, configs)
+    report = {"retrieval": rows, "reader": reader_rows(configs, questions, eval_set, kb),
+              "misses": misses,
               "sweep": sweep_chunking(questions, kb) if sweep else [],
               "env": environment(kb, len(questions))}
     if plots_dir is not None:

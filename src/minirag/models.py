@@ -52,7 +52,18 @@ def build_tokenizer(kb: Path = DEFAULT_KB, vocab_size: int = VOCAB_SIZE,
                 sum(tok.token_count(s) for s in sents) / len(sents), 2)}
 
 
-BUILDERS = {"tokenizer": build_tokenizer}
+def build_biencoder() -> dict:
+    from minirag.biencoder_train import build_biencoder as build
+    return build()
+
+
+def build_reader() -> dict:
+    from minirag.reader import build_reader as build
+    return build()
+
+
+# in dependency order: the encoder and the reader both use the tokenizer
+BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader": build_reader}
 
 
 def build(names: list[str], log=print) -> dict:

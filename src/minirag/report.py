@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+READER_COLUMNS = ("exact_match", "citation_accuracy", "abstention_rate", "false_abstention_rate")
 COLUMNS = ("n", "recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10",
            "p50_ms", "p95_ms")
 
@@ -38,6 +39,11 @@ def format_eval(report: dict) -> str:
                  **{c: cell[(c, g)]["recall@5"] for c in configs}} for g in groups]
         out.append(title)
         out.append(table(grid, ["group", "n", *configs]))
+        out.append("")
+    if report.get("reader"):
+        out.append("Reader (MiniGPT span reader; EM = exact match, cite = citation accuracy)")
+        out.append(table([{**r, **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
+                          for r in report["reader"]], ["context", "group", "n", *READER_COLUMNS]))
         out.append("")
     if report.get("sweep"):
         out.append("Chunk size and overlap sweep, hybrid(hashing+bm25)")
