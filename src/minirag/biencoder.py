@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.artifacts import MODELS_DIR, ArtifactError, load_tokenizer, warn_if_kb_changed
 from minimodel.checkpoint import atomic_write, params_sha256
 from minimodel.layers import (
     embedding_backward,
@@ -36,6 +35,7 @@ from minimodel.layers import (
     linear_backward,
     linear_forward,
 )
+from minirag.artifacts import MODELS_DIR, ArtifactError, load_tokenizer, warn_if_kb_changed
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
 FORMAT, FORMAT_VERSION = "minirag.biencoder", 1
@@ -56,6 +56,7 @@ class BiEncoderConfig:
     d: int = 64  # D: output dimension, what the vector store holds
     max_tokens: int = 256  # a text is truncated to its first max_tokens tokens
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
+    word_buckets: int = 4096  # extra ids for words of 2+ tokens, hashed (0: BPE ids only)
 
 
 def normalise(text: str) -> str:
@@ -140,6 +141,12 @@ def info_nce_backward(cache):
 # -------------------------------------------------------------------------------- the model
 
 
+def word_bucket(token_ids: list[int], buckets: int) -> int:
+    """A stable hash of a word's token ids into [0, buckets) (blake2b, never Python's hash)."""
+    key = np.asarray(token_ids, dtype="<i4").tobytes()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % buckets
+
+
 class MiniBiEncoder:
     """Text -> unit vector of size config.d. Example:
         model = MiniBiEncoder(BiEncoderConfig(vocab_size=len(tok)), tok, np.random.default_rng(0))
@@ -155,29 +162,53 @@ class MiniBiEncoder:
                              f"{config.vocab_size}")
         c = config
         self.cfg, self.tokenizer, self.d = c, tokenizer, c.d
+        n = c.vocab_size + c.word_buckets  # every id the model has a vector for
+        # a token that starts with a space starts a word (normalise() puts one before each)
+        self._starts_word = [b[:1] == b" " for b in tokenizer.vocab]  # [V]
 
         def normal(*shape):  # N(0, 1 / fan_in): unit-scale activations through the MLP
             return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
 
         self.params = {  # name -> array; AdamW updates them in place
-            "tok_emb": (rng.standard_normal((c.vocab_size, c.d_embed)) * 0.1).astype(dtype),
-            "tok_logw": np.zeros((c.vocab_size, 1), dtype),  # [V, 1] learned log-weight
+            "tok_emb": (rng.standard_normal((n, c.d_embed)) * 0.1).astype(dtype),  # [V + K, C]
+            "tok_logw": np.zeros((n, 1), dtype),  # [V + K, 1] learned log-weight
             "w1": normal(c.d_embed, c.d_hidden), "b1": np.zeros(c.d_hidden, dtype),  # [C, H]
             "w2": normal(c.d_hidden, c.d), "b2": np.zeros(c.d, dtype),  # [H, D]
         }
         # fixed pooling weight of each token id: 0 for ids that hold no letter or digit (spaces,
         # punctuation, specials), else 1 until set_idf() gives it its inverse document frequency
         self.idf = np.array([float(bool(re.search(rb"[A-Za-z0-9]", b)))
-                             for b in tokenizer.vocab], dtype=dtype)  # [V]
+                             for b in tokenizer.vocab] + [1.0] * c.word_buckets,
+                            dtype=dtype)  # [V + K]
         self.idf[[*tokenizer.special_ids.values()]] = 0.0
 
     # ---------------------------------------------------------------- text -> ids
     def token_ids(self, text: str) -> list[int]:
-        """The ids the model reads: normalised text, BPE, truncated to max_tokens."""
+        """The ids the model reads: normalised text -> BPE ids, each word of 2+ tokens followed
+        by its word id (V + a hash of its tokens), truncated to the first max_tokens ids.
+
+        A 2048-token BPE spells most rare words in pieces (" swimming" -> " sw", "im", "ming"),
+        and pieces are shared by many words; the word id gives the whole word a vector of its
+        own, as fastText's hashed n-grams do (Joulin et al., 2017).
+        Example (word_buckets K): " go went" -> [id(" go"), id(" went")]; a 3-piece word
+        -> [a, b, c, V + hash((a, b, c)) % K].
+        """
         if not isinstance(text, str):
             raise TypeError(f"expected a str, got {type(text).__name__}")
         cut = text[: self.cfg.max_tokens * 32]  # subtle: a BPE token is never > 32 chars here
-        return self.tokenizer.encode(normalise(cut))[: self.cfg.max_tokens]
+        ids = self.tokenizer.encode(normalise(cut))
+        if not self.cfg.word_buckets:
+            return ids[: self.cfg.max_tokens]
+        out, word = [], []  # out: ids with word ids; word: the tokens of the current word
+        for t in [*ids, None]:
+            if t is None or self._starts_word[t]:
+                if len(word) > 1:
+                    out.append(self.cfg.vocab_size + word_bucket(word, self.cfg.word_buckets))
+                word = []
+            if t is not None:
+                out.append(t)
+                word.append(t)
+        return out[: self.cfg.max_tokens]
 
     def batch(self, id_lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Pad to the longest: ids [B, T] (0 at padding) and mask [B, T] (0 at padding).
@@ -204,7 +235,7 @@ class MiniBiEncoder:
         so "the" counts less than "went". Ids with no letter or digit stay at 0, and so do ids
         the texts never use: their vectors never learn anything, and averaging them in would
         only shrink a query's mean toward 0."""
-        df = np.zeros(self.cfg.vocab_size)  # [V] texts holding each id
+        df = np.zeros(len(self.idf))  # [V + K] texts holding each id
         for ids in id_lists:
             df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
         idf = np.log((1 + len(id_lists)) / (1 + df)) + 1  # [V]

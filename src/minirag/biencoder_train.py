@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from minimodel.optim import AdamW, clip_grad_norm, cosine_lr
 from minirag.biencoder import MiniBiEncoder, info_nce_backward, info_nce_forward
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, search_text
-from minimodel.optim import AdamW, clip_grad_norm, cosine_lr
+from minirag.embed import stable_hash
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,11 @@ class TrainConfig:
     grad_clip: float = 1.0  # max global gradient norm
     word_dropout: float = 0.5  # probability of hiding each query token
     passage_dropout: float = 0.15  # probability of hiding each passage token
+    keyword_queries: int = 0  # per chunk: queries of 2-6 random words of it -> the chunk
     keep_sentence: float = 0.5  # ICT: fraction of passages that keep the query sentence
     learn_weights: bool = True  # learn each token's pooling weight (False: IDF only)
-    ppmi_init: bool = True  # token vectors from PPMI + SVD (False: random normal)
+    init: str = "lsa"  # "lsa": the tower starts as LSA; "ppmi": token vectors from PPMI + SVD;
+    #                    "random": random normal token vectors
     ppmi_window: int = 5  # co-occurrence window (tokens on each side)
     holdout: float = 0.05  # fraction of sentences kept out of the queries, for early stopping
     eval_every: int = 50  # steps between held-out evaluations
@@ -78,10 +81,19 @@ def make_pairs(chunks: list[Chunk], cfg: TrainConfig, rng: np.random.Generator
     """
     train, held = [], []
     for i, c in enumerate(chunks):
-        full = search_text(c)
+        full, rest = search_text(c), c.text  # rest: the text minus held-out sentences
         for s in sentences(c.text):
             pair = Pair(s, search_text(_replace_text(c, c.text.replace(s, " ", 1))), full, i)
-            (held if rng.random() < cfg.holdout else train).append(pair)
+            if stable_hash(s) % 10_000 < cfg.holdout * 10_000:  # the same, whatever the config
+                held.append(pair)
+                rest = rest.replace(s, " ", 1)
+            else:
+                train.append(pair)
+        words = tokenize(rest)
+        for _ in range(cfg.keyword_queries if words else 0):
+            pick = rng.choice(len(words), size=min(len(words), int(rng.integers(2, 7))),
+                              replace=False)
+            train.append(Pair(" ".join(words[j] for j in sorted(pick)), full, full, i))
         m = c.metadata
         if m.get("section"):
             train.append(Pair(f"{m.get('title', '')} {m['section']}", c.text, full, i))
@@ -139,6 +151,35 @@ def ppmi_svd(id_lists: list[list[int]], weight: np.ndarray, dim: int, window: in
     vec /= np.linalg.norm(vec[seen], axis=1).mean()
     vec[~seen] = 0.0
     return vec
+
+
+def lsa_init(model: MiniBiEncoder, id_lists: list[list[int]]) -> None:
+    """Start the whole tower as LSA (Deerwester et al., 1990): token vectors are the top
+    right singular vectors of the chunk x token matrix, and the MLP passes them through.
+
+    X[i, t] = log(1 + tf) idf(t) over chunk i, rows L2-normalised; X = U S V^T; the token
+    vectors are the first C columns of V, so the pooled vector of a text is its LSA projection
+    (up to length). The MLP is the identity on the first D of those C coordinates, exactly,
+    because gelu(x) - gelu(-x) = x: W1 = [I, -I] (C x 2C), W2 = [[I_D], [-I_D]] (2C x D).
+    """
+    C, D, H = model.cfg.d_embed, model.cfg.d, model.cfg.d_hidden
+    if H < 2 * C or D > C:
+        raise ValueError(f"lsa init needs d_hidden ({H}) >= 2 * d_embed ({C}) >= 2 * d ({D})")
+    X = np.zeros((len(id_lists), len(model.idf)))  # [N, V + K]
+    for i, ids in enumerate(id_lists):
+        np.add.at(X[i], ids, 1.0)  # term counts
+    X = np.log1p(X) * model.idf  # [N, V + K] sublinear tf * idf
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    _, _, vt = np.linalg.svd(X, full_matrices=False)  # [min(N, V + K), V + K]
+    emb = vt[:C].T  # [V + K, C] token vectors; ids no chunk uses stay 0
+    pooled = (X @ emb) / np.maximum(X.sum(axis=1, keepdims=True), 1e-12)  # [N, C]
+    p = model.params
+    p["tok_emb"][...] = emb / pooled.std()  # unit-scale pooled vectors for the GELU
+    p["w1"][...] = 0.0
+    p["w1"][:, :C], p["w1"][:, C:2 * C] = np.eye(C), -np.eye(C)  # [C, H]
+    p["w2"][...] = 0.0
+    p["w2"][:D], p["w2"][C:C + D] = np.eye(D), -np.eye(D)  # [H, D]
+    p["b1"][...], p["b2"][...] = 0.0, 0.0
 
 
 # --------------------------------------------------------------------------- held-out scores
@@ -236,11 +277,13 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig = TrainCon
     t0 = time.perf_counter()
     pairs, held = make_pairs(chunks, cfg, rng)
     model.set_idf([model.token_ids(search_text(c)) for c in chunks])
-    if cfg.ppmi_init:
+    if cfg.init == "ppmi":
         ids = [model.token_ids(c.text) for c in chunks]
         model.params["tok_emb"][...] = ppmi_svd(ids, model.idf, model.cfg.d_embed,
                                                 cfg.ppmi_window, rng)
-    dev = HeldOut(held, chunks, rng)
+    elif cfg.init == "lsa":
+        lsa_init(model, [model.token_ids(search_text(c)) for c in chunks])
+    dev = HeldOut(held, chunks, np.random.default_rng([cfg.seed, 1]))
     data = PairData(model, pairs, chunks, hard_negatives(pairs, chunks), dev.section)
     opt = AdamW(model.params, lr=cfg.lr, weight_decay=cfg.weight_decay,
                 no_decay={"tok_emb", "tok_logw", "b1", "b2"})

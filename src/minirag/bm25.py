@@ -152,6 +152,13 @@ class BM25Index:
             raise BM25Error(f"query has no word tokens: {query[:80]!r}")
         return tokens
 
+    def idf_of(self, term: str) -> float:
+        """idf of one (lowercase) term; a term no chunk contains gets the idf of df = 0."""
+        t = self.vocab.get(term)
+        if t is not None:
+            return float(self.idf[t])
+        return float(np.log1p((len(self) + 0.5) / 0.5))
+
     def term_ids(self, tokens: list[str]) -> np.ndarray:
         """Term ids of the tokens the index knows, repeats kept, unknown ones dropped. [<= q]"""
         return np.array([self.vocab[t] for t in tokens if t in self.vocab], dtype=np.int64)

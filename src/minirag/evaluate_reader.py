@@ -38,9 +38,10 @@ def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:
     return next((c for c in inside if q["answer"].lower() in c.text.lower()), None)
 
 
-def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None) -> dict:
+def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None,
+          idf=None) -> dict:
     """One question: the reading, and whether it is right, cited right, or abstained."""
-    prompt = build_prompt(question, chunks, tokenizer=reader.tokenizer)
+    prompt = build_prompt(question, chunks, tokenizer=reader.tokenizer, idf=idf)
     r = reader.read(prompt)
     cited = {c.id: c for c in chunks}.get(prompt.citations.get(r.marker, ""), None)
     ok = answer is not None and not r.abstained and bool(exact_match(r.answer, answer))
@@ -75,6 +76,7 @@ def evaluate_reader(reader: Reader, retriever: Retriever, chunks: list[Chunk],
                     questions: list[dict], unanswerable: list[dict], k: int = 3) -> list[dict]:
     """Oracle, retrieved and closed-book rows on the labelled sets, plus faithfulness rows."""
     out = []
+    idf = retriever.bm25.idf_of
     answerable = [q for q in questions if q["answer"]]
     contexts = {
         "oracle": lambda q: [c] if (c := gold_chunk(q, chunks)) else [],
@@ -82,10 +84,10 @@ def evaluate_reader(reader: Reader, retriever: Retriever, chunks: list[Chunk],
         "closed-book": lambda q: [],
     }
     for name, ctx in contexts.items():
-        out += rows(name, [(q, score(reader, q["question"], ctx(q), q["answer"]))
+        out += rows(name, [(q, score(reader, q["question"], ctx(q), q["answer"], idf))
                            for q in answerable], answerable=True)
         if name != "oracle":
-            out += rows(name, [(q, score(reader, q["question"], ctx(q), None))
+            out += rows(name, [(q, score(reader, q["question"], ctx(q), None, idf))
                                for q in unanswerable], answerable=False)
     out += faithfulness_rows(reader, retriever, chunks, k)
     return out
@@ -96,7 +98,7 @@ def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk],
     """`counterfactual`: every KB verb's row rewritten (another verb's forms, or a nonce
     verb's), asked with the eval phrasings, oracle context. `held-out`: the held-out verbs,
     oracle context (group "oracle") and end to end (group "retrieved")."""
-    rng = np.random.default_rng(seed)
+    rng, idf = np.random.default_rng(seed), retriever.bm25.idf_of
     verbs = [f for c in chunks for f in table_facts(c) if f.kind == "verb"]
     rows_out = []
     cf = []
@@ -111,7 +113,7 @@ def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk],
                       f.chunk.offset, f.chunk.metadata)
         q = _phrase(f, rng)
         cf.append(({"type": "counterfactual", "topic": "verb-conjugation"},
-                   score(reader, q, [chunk], answer)))
+                   score(reader, q, [chunk], answer, idf)))
     rows_out += _faith_row("counterfactual", "all", [m for _, m in cf])
     held = [f for f in verbs if f.key in HELD_OUT_VERBS]
     for name in ("oracle", "retrieved"):
@@ -119,7 +121,7 @@ def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk],
         for f in held:
             q = _phrase(f, rng)
             ctx = [f.chunk] if name == "oracle" else retriever.retrieve(q, k, hybrid=True)
-            ms.append(score(reader, q, ctx, f.answer.split(" / ")[0]))
+            ms.append(score(reader, q, ctx, f.answer.split(" / ")[0], idf))
         rows_out += _faith_row("held-out", name, ms)
     return rows_out
 

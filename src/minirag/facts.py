@@ -119,3 +119,22 @@ def mentions(text: str, forms: frozenset[str]) -> bool:
 def scrub(text: str, forms: frozenset[str]) -> str:
     """The text without any line that mentions one of `forms` (a held-out verb's)."""
     return "\n".join(line for line in text.split("\n") if not mentions(line, forms))
+
+
+def mention_facts(verb_facts: list[Fact], chunks: list[Chunk]) -> list[Fact]:
+    """Verb facts restated by prose: a sentence that names both the verb and the form
+    ("keep, kept" in "Many verbs shorten the vowel (keep, kept)") teaches the reader that a
+    fact need not sit in a table row."""
+    by_word: dict[str, list[tuple[str, Chunk]]] = {}
+    for c in chunks:
+        for u in units(c.text):
+            if not u.startswith("|"):
+                for w in set(re.findall(r"[a-z']+", u.lower())):
+                    by_word.setdefault(w, []).append((u, c))
+    out = []
+    for f in verb_facts:
+        answer = first_alternative(f.answer).lower()
+        for u, c in by_word.get(f.key, []):
+            if answer != f.key and re.search(rf"\b{re.escape(answer)}\b", u.lower()):
+                out.append(Fact("verb", f.key, f.relation, first_alternative(f.answer), u, c))
+    return out

@@ -37,7 +37,8 @@ def rag_answer(query: str, retriever: Retriever, reader: Reader, k: int = 3,
     t0 = time.perf_counter()
     chunks = [c for c, _ in retriever.retrieve_scored(query, k, mode)]
     t1 = time.perf_counter()
-    prompt = build_prompt(query, chunks, tokenizer=reader.tokenizer)
+    idf = retriever.bm25.idf_of if retriever.bm25 is not None else None
+    prompt = build_prompt(query, chunks, tokenizer=reader.tokenizer, idf=idf)
     t2 = time.perf_counter()
     reading = reader.read(prompt)
     t3 = time.perf_counter()

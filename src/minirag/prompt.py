@@ -57,14 +57,22 @@ class Prompt:
 
 def units(text: str) -> list[str]:
     """A chunk's candidate windows: its lines and the sentences of long lines, without
-    headings (they name a topic but state no fact), table rules ("|---|---|") or the `*`
-    of markdown emphasis (tokens the 64-token window cannot spare). `~~wrong~~` stays."""
+    headings and table header rows (they name a topic but state no fact), table rules
+    ("|---|---|") or the `*` of markdown emphasis (tokens the 64-token window cannot spare).
+    `~~wrong~~` stays."""
     out = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for line, nxt in zip(lines, [*lines[1:], ""]):
         line = " ".join(line.replace("*", "").split())  # drop bold/italic marks, fold spaces
-        if line.strip("|-: ") and not line.startswith("#"):
-            out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
+        if _is_rule(nxt) or _is_rule(line) or line.startswith("#") or not line:
+            continue  # a table's header row (the rule follows it) labels, it states nothing
+        out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
     return out
+
+
+def _is_rule(line: str) -> bool:
+    """A markdown table rule such as "|---|:---:|"."""
+    return line.strip().startswith("|") and not line.strip("|-: \t")
 
 
 def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
@@ -73,12 +81,13 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
 
     Units already `shown` from an overlapping chunk are skipped. A unit longer than
     `max_tokens` is cut to the token window that starts a little before its most informative
-    query word. Ties go to the earlier unit.
+    query word. Ties go to the shorter unit, then the earlier one.
     """
     q = set(tokenize(query)) - STOPWORDS
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
     scores = [sum(weight(w) for w in set(tokenize(u)) & q) for u in cands]
-    best = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))]
+    # the most query weight wins; then the shorter unit (a table row over a paragraph)
+    best = cands[max(range(len(cands)), key=lambda i: (scores[i], -len(cands[i]), -i))]
     ids = tokenizer.encode(best)
     if len(ids) <= max_tokens:
         return best
@@ -90,13 +99,15 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
 
 
 def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
-                 budget: int | None = 64, tokenizer=None) -> Prompt:
+                 budget: int | None = 64, tokenizer=None, idf=None) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget);
     the chunks share what is left
     equally, each shown as its best window; `len(token_ids) <= budget` always. With no chunks
-    this is the abstention prompt: the question and nothing to answer from.
+    this is the abstention prompt: the question and nothing to answer from. `idf(word)`
+    weighs the query words when a window is chosen (the pipeline passes BM25Index.idf_of:
+    "keep" says more than "past"); without it, an idf over the lines of these chunks.
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     """
@@ -116,7 +127,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     dropped: list[str] = []
     seen: list[str] = []  # window texts already in the prompt
     per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
-    weight = _local_idf([c.text for c in chunks])
+    weight = idf or _local_idf([c.text for c in chunks])
     for c in chunks:
         allowance = min(per_chunk, room - 2)
         if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:

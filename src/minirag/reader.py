@@ -22,7 +22,14 @@ from minimodel.train import TrainConfig, train
 from minirag.artifacts import MODELS_DIR, kb_sha256, load_tokenizer
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb
-from minirag.facts import cloze_facts, held_out_forms, line_facts, scrub, table_facts
+from minirag.facts import (
+    cloze_facts,
+    held_out_forms,
+    line_facts,
+    mention_facts,
+    scrub,
+    table_facts,
+)
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
 from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt
 from minirag.reader_data import Example, normalise_question, training_set
@@ -117,6 +124,7 @@ def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=
     for c in pool:
         for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
             facts[f.kind].append(f)
+    facts["mention"] = mention_facts(facts["verb"], pool)
     bm25 = BM25Index()
     bm25.add(pool)
     banned = {normalise_question(q["question"]) for name in ("retrieval", "unanswerable")

@@ -164,7 +164,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
             picked.append(c)
     if show:
         picked.insert(int(rng.integers(3)), f.chunk)
-    p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer)
+    p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
     if show and f.chunk.id in p.citations.values():
@@ -175,8 +175,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     return Example(p.token_ids, span[0], span[1], question, f.answer, kind)
 
 
-MIX = {"verb": 0.34, "table": 0.12, "arrow": 0.1, "correction": 0.06, "cloze": 0.16,
-       "none": 0.22}  # share of each kind of example; "none" = the answer is not shown
+MIX = {"verb": 0.3, "mention": 0.08, "table": 0.1, "arrow": 0.1, "correction": 0.05,
+       "cloze": 0.15, "none": 0.22}  # share of each kind of example; "none": answer not shown
 
 
 def normalise_question(q: str) -> str:
@@ -194,13 +194,15 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
         kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
         if kind == "none":
             f, label = _pick_fact(facts, rng), "none"
+            word = nonce_word(rng)
+            if word in forbidden_words:
+                continue  # an invented word that happens to be a real one: draw again
             q = (question_for(f, rng) if rng.random() < 0.7 else
-                 NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))].format(
-                     w=nonce_word(rng)))
+                 NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))].format(w=word))
         else:
             f = facts[kind][int(rng.integers(len(facts[kind])))]
             label = kind
-            if kind == "verb" and rng.random() < 0.6:
+            if kind == "verb" and f.raw and rng.random() < 0.6:
                 f, label = altered(f, facts["verb"], rng)
                 if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
                     continue  # an invented verb that happens to be a real word: draw again

@@ -35,7 +35,7 @@ class StoreError(ValueError):
     """A bad argument or a bad store on disk; the message names the value or the file."""
 
 
-# ---------------------------------------------------------------- files shared with bm25.py
+# ---------------------------------------------------------------- helpers bm25.py shares
 
 
 def sha256_file(path: Path) -> str:
@@ -50,7 +50,8 @@ def sha256_file(path: Path) -> str:
 def write_dir_atomic(path: Path, write) -> None:
     """Create directory `path` by calling `write(tmp_dir)`, then renaming tmp_dir into place.
 
-    A crash leaves either the old directory or the new one, never a half-written mix. An existing
+    Nothing is ever half-written at `path`: a crash leaves the old directory there, or the new
+    one, or (between the two renames of a replacement) the old one parked beside it. An existing
     `path` is replaced only if it is one of ours (has a manifest.json) or is empty.
     """
     path = Path(path)
@@ -97,6 +98,35 @@ def check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise StoreError(f"k must be an integer >= 1, got {k!r}")
     return int(k)
+
+
+def top_k(s: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
+
+    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
+    the candidates: take every step-th score (a sample of <= SAMPLE), let t be the k-th largest
+    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
+    (ties included) all survive `s >= t`; only ~k * step of them do, and those are ranked.
+    """
+    N = len(s)
+    k = min(k, N)
+    step = max(8, N // SAMPLE)
+    if N // step >= 8 * k:  # the sample holds k scores with room to spare
+        sample = s[::step]  # [N / step <= SAMPLE], a strided view
+        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
+        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
+    else:
+        cand = np.arange(N)  # small N (or huge k): every row is a candidate
+    sc = s[cand]  # [c]
+    if len(cand) > k:
+        # Keep everything above the k-th largest value, then the lowest-index ties at it.
+        kth = np.partition(sc, len(sc) - k)[len(sc) - k]
+        above = np.flatnonzero(sc > kth)
+        tied = np.flatnonzero(sc == kth)[: k - len(above)]
+        keep = np.concatenate([above, tied])
+        cand, sc = cand[keep], sc[keep]
+    order = np.lexsort((cand, -sc))  # by score descending, then index ascending
+    return cand[order]
 
 
 def _embedder_config(embedder: Embedder) -> dict[str, Any]:
@@ -279,31 +309,3 @@ def _load_npy(path: Path, sha: Any, mpath: Path) -> np.ndarray:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError) as e:
         raise StoreError(f"{path}: not a plain .npy array ({e})") from None
-
-
-def top_k(s: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
-
-    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
-    the candidates: take every step-th score (a sample of ~SAMPLE), let t be the k-th largest
-    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
-    (ties included) all survive `s >= t`; only ~k * N / SAMPLE of them do, and those are ranked.
-    """
-    N = len(s)
-    k = min(k, N)
-    if N > 4 * SAMPLE and k <= SAMPLE // 8:
-        sample = s[:: N // SAMPLE]  # [~SAMPLE], a strided view
-        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
-        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
-    else:
-        cand = np.arange(N)  # small N (or huge k): every row is a candidate
-    sc = s[cand]  # [c]
-    if len(cand) > k:
-        # Keep everything above the k-th largest value, then the lowest-index ties at it.
-        kth = np.partition(sc, len(sc) - k)[len(sc) - k]
-        above = np.flatnonzero(sc > kth)
-        tied = np.flatnonzero(sc == kth)[: k - len(above)]
-        keep = np.concatenate([above, tied])
-        cand, sc = cand[keep], sc[keep]
-    order = np.lexsort((cand, -sc))  # by score descending, then index ascending
-    return cand[order]
