@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 KERNEL := rag-by-hand
+# One BLAS thread: our matrices are small, and a second thread that waits for a busy core
+# made training 2.5-8x slower here (benchmarks/bench_minigpt.py). Override: make ... OPENBLAS_NUM_THREADS=2
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 
 .PHONY: demo test lint eval bench models lab clean
 

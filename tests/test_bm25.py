@@ -329,3 +329,12 @@ def test_missing_manifest_fields_are_caught(tmp_path, field):
     mpath.write_text(json.dumps(m))
     with pytest.raises(ValueError, match=r"manifest\.json"):
         BM25Index.load(tmp_path / "ix")
+
+
+@pytest.mark.parametrize("idf", ["lucene", "okapi"])
+def test_idf_of_known_and_unseen_words(idf):
+    ix = index_of(HAND, idf=idf)
+    assert ix.idf_of("cat") == ix.idf[ix.vocab["cat"]]
+    unseen = math.log1p(3.5 / 0.5) if idf == "lucene" else math.log(3.5 / 0.5)  # df = 0, N = 3
+    assert ix.idf_of("zebra") == pytest.approx(unseen, rel=1e-15)
+    assert ix.idf_of("zebra") > ix.idf_of("fish")

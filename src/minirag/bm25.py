@@ -157,7 +157,8 @@ class BM25Index:
         t = self.vocab.get(term)
         if t is not None:
             return float(self.idf[t])
-        return float(np.log1p((len(self) + 0.5) / 0.5))
+        ratio = (len(self) + 0.5) / 0.5  # (N - df + 0.5) / (df + 0.5) at df = 0
+        return float(np.log1p(ratio) if self.idf_kind == "lucene" else np.log(ratio))
 
     def term_ids(self, tokens: list[str]) -> np.ndarray:
         """Term ids of the tokens the index knows, repeats kept, unknown ones dropped. [<= q]"""

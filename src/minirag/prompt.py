@@ -81,17 +81,22 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
 
     Units already `shown` from an overlapping chunk are skipped. A unit longer than
     `max_tokens` is cut to the token window that starts a little before its most informative
-    query word. Ties go to the shorter unit, then the earlier one.
+    query word. Ties go to the shorter unit, then the earlier one. A word in brackets in
+    the query (a fill-in's cue) weighs three times as much.
     """
     q = set(tokenize(query)) - STOPWORDS
+    # subtle: in a fill-in ("she has ___ (write) a letter") the word in brackets is the one
+    # to look up; the rest of the sentence is scenery, so it counts three times over
+    cue = set(tokenize(" ".join(re.findall(r"\(([^)]*)\)", query))))
+    w8 = lambda w: weight(w) * (3.0 if w in cue else 1.0)  # noqa: E731
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
-    scores = [sum(weight(w) for w in set(tokenize(u)) & q) for u in cands]
+    scores = [sum(w8(w) for w in set(tokenize(u)) & q) for u in cands]
     # the most query weight wins; then the shorter unit (a table row over a paragraph)
     best = cands[max(range(len(cands)), key=lambda i: (scores[i], -len(cands[i]), -i))]
     ids = tokenizer.encode(best)
     if len(ids) <= max_tokens:
         return best
-    words = [(weight(m.group().lower()), -m.start(), m.start())
+    words = [(w8(m.group().lower()), -m.start(), m.start())
              for m in re.finditer(r"[A-Za-z0-9']+", best) if m.group().lower() in q]
     hit = max(words)[2] if words else 0  # the rarest query word (the earliest on ties)
     start = max(0, min(len(tokenizer.encode(best[:hit])) - 2, len(ids) - max_tokens))

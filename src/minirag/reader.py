@@ -40,9 +40,9 @@ READER_PATH = MODELS_DIR / "reader.npz"
 
 @dataclass(frozen=True)
 class ReaderConfig:
-    n_train: int = 40_000  # training examples generated from the KB
+    n_train: int = 60_000  # training examples generated from the KB
     n_eval: int = 512  # held-out examples (same generator, other seed) for the eval loss
-    steps: int = 3000  # optimizer steps
+    steps: int = 3500  # optimizer steps
     batch_size: int = 64  # examples per step
     n_layer: int = 4  # transformer blocks
     d_model: int = 64  # residual width

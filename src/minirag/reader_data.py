@@ -175,8 +175,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     return Example(p.token_ids, span[0], span[1], question, f.answer, kind)
 
 
-MIX = {"verb": 0.3, "mention": 0.08, "table": 0.1, "arrow": 0.1, "correction": 0.05,
-       "cloze": 0.15, "none": 0.22}  # share of each kind of example; "none": answer not shown
+MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0.05,
+       "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": answer not shown
 
 
 def normalise_question(q: str) -> str:

@@ -1,0 +1,109 @@
+"""The whole loop: rag_answer's Answer (timings, citations among the retrieved chunks, a prompt
+within budget), the shipped pipeline answering and citing, a KB edit that changes the answer
+with no retraining, and `minirag ask` as a subprocess (JSON shape, bad input)."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from minimodel.mini_gpt import MiniGPTConfig
+from minimodel.span_reader import SpanReader
+from minirag.artifacts import load_tokenizer
+from minirag.index import load_or_build_index
+from minirag.kb import DEFAULT_KB
+from minirag.pipeline import RAGPipeline, rag_answer
+from minirag.prompt import IDK_TEXT
+from minirag.reader import Reader
+from minirag.retrieve import Retriever
+
+SMALL = {"verbs.md": "# Verbs\n## Irregular\n| Base form | Past simple | Past participle |\n"
+                     "|---|---|---|\n| swim | swam | swum |\n| go | went | gone |\n",
+         "nouns.md": "# Nouns\n## Plurals\nOne mouse, two mice. One child, two children.\n"}
+
+
+@pytest.fixture(scope="module")
+def small_retriever(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kb")
+    for name, text in SMALL.items():
+        (root / name).write_text(text, encoding="utf-8")
+    index = load_or_build_index(root, cache_dir=tmp_path_factory.mktemp("cache"))
+    return Retriever(index.store, index.bm25)
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    return RAGPipeline.from_defaults()
+
+
+def test_rag_answer_keeps_every_intermediate_value(small_retriever):
+    tok = load_tokenizer()
+    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1))
+    rng = np.random.default_rng(0)
+    for p in model.params.values():
+        p += rng.normal(0, 0.5, p.shape).astype(p.dtype)
+    a = rag_answer("past participle of swim", small_retriever, Reader(model, tok), k=2)
+    assert set(a.timings) == {"retrieve", "prompt", "generate", "total"}
+    assert all(v >= 0 for v in a.timings.values())
+    assert len(a.chunks) == 2 and len(a.prompt.token_ids) <= 64
+    assert set(a.prompt.citations.values()) <= {c.id for c in a.chunks}
+    assert a.abstained == (a.text == IDK_TEXT) == (a.citations == {})
+    for marker, chunk in a.citations.items():
+        assert a.prompt.citations[marker] == chunk.id and a.reading.answer in a.prompt.text
+
+
+@pytest.mark.parametrize("question, answer, doc", [
+    ("past participle of choose", "chosen", "irregular-verbs-abc.md"),
+    ("what is the plural of mouse", "mice", "irregular-plurals.md"),
+])
+def test_the_shipped_pipeline_answers_and_cites(pipeline, question, answer, doc):
+    a = pipeline.ask(question)
+    assert not a.abstained and a.reading.answer == answer, a.text
+    (chunk,) = a.citations.values()
+    assert chunk.doc_id == doc and answer in chunk.text
+
+
+def test_the_shipped_pipeline_abstains_off_topic(pipeline):
+    a = pipeline.ask("how do you conjugate tener in spanish")
+    assert a.abstained and a.text == IDK_TEXT
+
+
+def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(DEFAULT_KB, kb)
+    abc = kb / "irregular-verbs-abc.md"
+    text = abc.read_text(encoding="utf-8")
+    assert "| choose | chose | chosen |" in text
+    abc.write_text(text.replace("| choose | chose | chosen |", "| choose | chase | choosen |"),
+                   encoding="utf-8")
+    index = load_or_build_index(kb, cache_dir=tmp_path / "cache")
+    edited = RAGPipeline(Retriever(index.store, index.bm25), Reader.load())
+    a = edited.ask("past participle of choose")
+    assert a.reading.answer == "choosen", a.text
+    assert next(iter(a.citations.values())).doc_id == "irregular-verbs-abc.md"
+
+
+def ask(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "minirag", "ask", *args], capture_output=True,
+                          text=True, input=stdin, timeout=300)
+
+
+def test_minirag_ask_json_shape():
+    r = ask("past participle of choose", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {"question", "answer", "abstained", "citations", "prompt", "prompt_tokens", "chunks",
+            "timings_ms"} <= set(out)
+    assert {"retrieve", "prompt", "generate", "total"} <= set(out["timings_ms"])
+    assert out["prompt_tokens"] <= 64 and len(out["chunks"]) == 3
+    assert out["answer"].startswith("chosen") and not out["abstained"]
+    assert set(out["citations"][0]) == {"marker", "chunk_id", "doc_id", "section"}
+
+
+@pytest.mark.parametrize("args, match", [(["  "], "empty"), (["go", "-k", "0"], "-k")])
+def test_minirag_ask_bad_input(args, match):
+    r = ask(*args)
+    assert r.returncode == 1 and match in r.stderr and r.stderr.count("\n") == 1
