@@ -20,7 +20,12 @@ def make_hashing():
     return HashingEmbedder(d=64).fit(TEXTS)
 
 
-EMBEDDERS = [make_hashing]  # the trained bi-encoder joins this list when it lands
+def make_biencoder():
+    from minirag.biencoder import load_biencoder
+    return load_biencoder()  # the shipped weights, data/models/biencoder.npz
+
+
+EMBEDDERS = [make_hashing, make_biencoder]
 
 
 @pytest.fixture(params=EMBEDDERS, ids=lambda f: f.__name__)

@@ -1,17 +1,17 @@
 """MiniBiEncoder: a learned text embedder, one tower shared by queries and chunks, in NumPy.
 
-What it is: BPE token vectors -> IDF-weighted masked mean pooling -> two-layer GELU MLP ->
-L2 norm, so cosine similarity is a dot product (Karpukhin et al., "Dense Passage Retrieval",
-2020, with one shared tower instead of two). Each layer is a `forward -> (out, cache)` /
-`backward(dout, cache)` pair; embedding, linear and GELU are minimodel's, the three new ones
-(pooling, L2 norm, InfoNCE) live here. Training is in biencoder_train.py; the math is in
-theory/01-embeddings-and-biencoders.md.
+What it is: BPE token vectors (plus one hashed vector per multi-token word) -> IDF-weighted
+masked mean pooling -> two-layer GELU MLP -> L2 norm, so cosine similarity is a dot product
+(the bi-encoder of Karpukhin et al., "Dense Passage Retrieval", 2020, with one shared tower).
+Each layer is a `forward -> (out, cache)` / `backward(dout, cache)` pair; embedding, linear
+and GELU are minimodel's, the new ones (weighted pooling, L2 norm, InfoNCE) live here.
+Training: biencoder_train.py. The math: theory/01-embeddings-and-biencoders.md.
 What it leaves out: attention (word order is ignored: a bag of tokens), two towers, a learned
-temperature. Truncation: a text is read up to its first `max_tokens` BPE tokens; the rest is
+temperature. Truncation: a text is read up to its first `max_tokens` ids and the rest is
 ignored, explicitly (a 1 MB query costs as much as a long chunk).
 
-Shape letters: B texts, T tokens per text (padded), V vocabulary, C token-vector width,
-H MLP width, D output width, P candidate passages in a contrastive batch.
+Shape letters: B texts, T ids per text (padded), V BPE vocabulary, K word buckets, C token
+vector width, H MLP width, D output width, P candidate passages in a contrastive batch.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minimodel.checkpoint import atomic_write, params_sha256
+from minimodel.checkpoint import params_sha256
 from minimodel.layers import (
     embedding_backward,
     embedding_forward,
@@ -35,12 +35,18 @@ from minimodel.layers import (
     linear_backward,
     linear_forward,
 )
-from minirag.artifacts import MODELS_DIR, ArtifactError, load_tokenizer, warn_if_kb_changed
+from minirag.artifacts import (
+    MODELS_DIR,
+    ArtifactError,
+    atomic_write_bytes,
+    load_tokenizer,
+    warn_if_kb_changed,
+)
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
 FORMAT, FORMAT_VERSION = "minirag.biencoder", 1
 _HEADER = "__header__"  # the npz entry holding the JSON header
-_NON_WORD = re.compile(r"[^a-z0-9']+")  # what normalise() turns into a single space
+_NON_WORD = re.compile(r"(?:[^\w']|_)+")  # what normalise() turns into a single space
 PARAMS = ("tok_emb", "tok_logw", "w1", "b1", "w2", "b2")  # trained; "idf" is fixed
 
 
@@ -50,13 +56,13 @@ class BiEncoderError(ArtifactError):
 
 @dataclass(frozen=True)
 class BiEncoderConfig:
-    vocab_size: int = 2048  # number of BPE ids (the tokenizer's len)
+    vocab_size: int = 2048  # V: number of BPE ids (the tokenizer's len)
+    word_buckets: int = 4096  # K: hashed ids for words of 2+ BPE tokens (0: BPE ids only)
     d_embed: int = 128  # C: width of a token vector
-    d_hidden: int = 256  # H: width of the MLP's hidden layer
+    d_hidden: int = 256  # H: width of the MLP's hidden layer (>= 2C for the LSA start)
     d: int = 64  # D: output dimension, what the vector store holds
-    max_tokens: int = 256  # a text is truncated to its first max_tokens tokens
+    max_tokens: int = 256  # a text is truncated to its first max_tokens ids (chunks: <= 230)
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
-    word_buckets: int = 4096  # extra ids for words of 2+ tokens, hashed (0: BPE ids only)
 
 
 def normalise(text: str) -> str:
@@ -64,7 +70,7 @@ def normalise(text: str) -> str:
 
     BPE gives "swim" at the start of a text and " swim" after a space two different ids; with
     punctuation gone and a space before every word, one word has one spelling in token ids.
-    Example: normalise("Swim (SWAM), swum!") -> " swim swam swum"
+    Example: normalise("Swim (SWAM), swum! ___") -> " swim swam swum"
     """
     return " " + " ".join(_NON_WORD.sub(" ", text.lower().replace("\u2019", "'")).split())
 
@@ -305,7 +311,7 @@ class MiniBiEncoder:
         buf = io.BytesIO()
         np.savez(buf, **{_HEADER: np.array(json.dumps(header, sort_keys=True))},
                  **self.arrays())
-        atomic_write(path, lambda f: f.write(buf.getvalue()))
+        atomic_write_bytes(Path(path), buf.getvalue())
 
     @classmethod
     def load(cls, path, tokenizer) -> MiniBiEncoder:
@@ -337,10 +343,10 @@ class MiniBiEncoder:
         except TypeError as e:
             raise BiEncoderError(f"{path}: bad config in header ({e})") from None
         model = cls(config, tokenizer, np.random.default_rng(0))
-        for name in PARAMS:
-            if arrays[name].shape != model.params[name].shape:
-                raise BiEncoderError(f"{path}: {name} has shape {arrays[name].shape}, config "
-                                     f"says {model.params[name].shape}")
+        for name, want in [*model.params.items(), ("idf", model.idf)]:
+            if arrays[name].shape != want.shape or arrays[name].dtype != want.dtype:
+                raise BiEncoderError(f"{path}: {name} is {arrays[name].dtype} "
+                                     f"{arrays[name].shape}, the config says {want.shape}")
         model.params = {k: arrays[k] for k in PARAMS}
         model.idf = arrays["idf"]
         return model
@@ -353,6 +359,3 @@ def load_biencoder(path: Path = BIENCODER_PATH) -> MiniBiEncoder:
         warn_if_kb_changed("biencoder")
     return model
 
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

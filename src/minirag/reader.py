@@ -40,9 +40,9 @@ READER_PATH = MODELS_DIR / "reader.npz"
 
 @dataclass(frozen=True)
 class ReaderConfig:
-    n_train: int = 60_000  # training examples generated from the KB
+    n_train: int = 80_000  # training examples generated from the KB
     n_eval: int = 512  # held-out examples (same generator, other seed) for the eval loss
-    steps: int = 3500  # optimizer steps
+    steps: int = 5000  # optimizer steps
     batch_size: int = 64  # examples per step
     n_layer: int = 4  # transformer blocks
     d_model: int = 64  # residual width
@@ -101,11 +101,25 @@ class Reader:
         segs = windows(ids, self.tokenizer)
         s, e, span, null = self.model.best_span(start[0], end[0], segs, len(ids) - 1,
                                                 self.max_len)
+        if s >= 0:
+            s, e = self._whole_words(ids, s, e, next(w for w in segs if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         if s < 0 or null >= span or not answer:
             return Reading(IDK_TEXT, None, None, True, span, null)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null)
+
+    def _whole_words(self, ids: list[int], s: int, e: int, window: tuple[int, int]):
+        """Widen a span to whole words: "stud" + "ies" is one word, and a reader that
+        points at half of it still means all of it. Never leaves the chunk's window."""
+        piece = lambda i: self.tokenizer.vocab[ids[i]]  # noqa: E731  the token's bytes
+        glued = lambda i: piece(i)[:1].isalpha() and piece(i - 1)[-1:].isalpha()  # noqa: E731
+        lo, hi = window
+        while s > lo and glued(s):
+            s -= 1
+        while e + 1 < hi and glued(e + 1):
+            e += 1
+        return s, e
 
     @classmethod
     def load(cls, path: Path = READER_PATH, tokenizer=None) -> Reader:
