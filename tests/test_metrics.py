@@ -50,6 +50,9 @@ def test_exact_match_is_normalised_and_whole_word():
     assert exact_match("the answer is: WENT.", "went") == 1.0
     assert exact_match("wentworth", "went") == 0.0
     assert exact_match("anything", "") == 0.0
+    assert exact_match("learnt [#1]", "learnt / learned") == 1.0  # alternatives: any one
+    assert exact_match("learned", "learnt / learned") == 1.0
+    assert exact_match("learning", "learnt / learned") == 0.0
 
 
 def test_percentile_interpolates():

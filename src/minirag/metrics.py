@@ -67,9 +67,14 @@ def normalise_answer(text: str) -> str:
 
 
 def exact_match(prediction: str, gold: str) -> float:
-    """1.0 if the normalised gold answer occurs as whole words in the normalised prediction."""
-    p, g = f" {normalise_answer(prediction)} ", f" {normalise_answer(gold)} "
-    return float(g.strip() != "" and g in p)
+    """1.0 if the normalised gold answer occurs as whole words in the normalised prediction.
+
+    A gold answer that lists alternatives ("learnt / learned") matches any one of them.
+    Example: exact_match("learnt [#1]", "learnt / learned") -> 1.0
+    """
+    p = f" {normalise_answer(prediction)} "
+    golds = [f" {normalise_answer(g)} " for g in gold.split(" / ")]
+    return float(any(g.strip() != "" and g in p for g in golds))
 
 
 def percentile(values: Sequence[float], q: float) -> float:
