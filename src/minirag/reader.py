@@ -36,6 +36,7 @@ from minirag.reader_data import Example, normalise_question, training_set
 from minirag.special_tokens import CTX, MARKERS, PAD, A
 
 READER_PATH = MODELS_DIR / "reader.npz"
+SEPARATORS = frozenset("|,;→")  # an answer never crosses one (see Reader._cells)
 
 
 @dataclass(frozen=True)
@@ -99,15 +100,26 @@ class Reader:
         ids = prompt.token_ids
         start, end, _ = self.model.scores(np.array([ids]))  # [1, T], [1, T]
         segs = windows(ids, self.tokenizer)
-        s, e, span, null = self.model.best_span(start[0], end[0], segs, len(ids) - 1,
+        cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
+        s, e, span, null = self.model.best_span(start[0], end[0], cells, len(ids) - 1,
                                                 self.max_len)
         if s >= 0:
-            s, e = self._whole_words(ids, s, e, next(w for w in segs if w[0] <= s < w[1]))
+            s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         if s < 0 or null >= span or not answer:
             return Reading(IDK_TEXT, None, None, True, span, null)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null)
+
+    def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
+        """A window cut at its separators ("|", ",", ";", "→"): an answer is one table cell
+        or one item of a list, never two ("chase | choosen" is two cells)."""
+        cuts = [i for i in range(lo, hi) if SEPARATORS & set(self._pieces(ids[i]))]
+        bounds = [lo - 1, *cuts, hi]
+        return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
+
+    def _pieces(self, token: int) -> list[str]:
+        return list(self.tokenizer.vocab[token].decode("utf-8", errors="ignore"))
 
     def _whole_words(self, ids: list[int], s: int, e: int, window: tuple[int, int]):
         """Widen a span to whole words: "stud" + "ies" is one word, and a reader that
