@@ -160,8 +160,8 @@ def test_whole_model_gradients_match_finite_differences(tok):
     model.set_idf([model.token_ids(t) for t in ["cats sleep", "the dough", "snow frost"]])
     batch = toy_batch(model)
     _, grads, _ = model_loss_and_grads(model, *batch)
+    used = np.unique(np.concatenate([batch[0].ravel(), batch[2].ravel()]))  # ids in the batch
     for name, value in model.params.items():
-        used = np.unique(np.concatenate([batch[0].ravel(), batch[2].ravel()]))
         x = value[used] if name.startswith("tok") else value  # only rows the batch touches
         sub = x.copy()
 

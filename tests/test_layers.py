@@ -7,26 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimodel import layers as L
 
 RTOL, ATOL = 1e-6, 1e-9  # analytic vs numeric gradient, float64, eps = 1e-6
-
-
-def numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f() w.r.t. every entry of x (perturbed in place)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * eps)
-    return g
 
 
 def check(name, analytic, numeric):

@@ -6,6 +6,7 @@ save/load with tampered files."""
 
 import numpy as np
 import pytest
+from gradcheck import worst_sampled_error
 
 from minimodel.checkpoint import CheckpointError
 from minimodel.mini_gpt import MiniGPTConfig
@@ -37,19 +38,8 @@ def test_span_loss_gradients_match_finite_differences():
     ids, spans, allowed = problem(rng)
     _, grads = model.loss_and_grads(ids, spans, allowed)
     assert grads.keys() == model.params.keys()
-    eps, worst = 1e-6, (0.0, "")
-    for name, p in model.params.items():
-        flat, g = p.reshape(-1), grads[name].reshape(-1)
-        for i in rng.choice(flat.size, size=min(5, flat.size), replace=False):
-            old = flat[i]
-            flat[i] = old + eps
-            up = model.loss_and_grads(ids, spans, allowed)[0]
-            flat[i] = old - eps
-            down = model.loss_and_grads(ids, spans, allowed)[0]
-            flat[i] = old
-            num = (up - down) / (2 * eps)
-            ratio = abs(num - g[i]) / (1e-8 + 1e-5 * abs(num))
-            worst = max(worst, (ratio, f"{name}[{i}]: numeric {num:.10g} analytic {g[i]:.10g}"))
+    worst = worst_sampled_error(lambda: model.loss_and_grads(ids, spans, allowed)[0],
+                                model.params, grads, rng, per_tensor=5)
     assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
 
 
