@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 
 from minirag.biencoder import (
     BiEncoderConfig,
@@ -29,7 +30,7 @@ from minirag.biencoder_train import HeldOut, TrainConfig, lsa_init, make_pairs, 
 from minirag.chunk import chunk_text, search_text
 from minitokenizer import BPETokenizer
 
-EPS, RTOL, ATOL = 1e-6, 1e-6, 1e-8  # central differences in float64: errors ~ EPS^2
+RTOL, ATOL = 1e-6, 1e-8  # central differences (eps 1e-6) in float64: errors ~ eps^2
 
 TOPICS = {  # a toy knowledge base: five documents, two sections each, distinct vocabularies
     "cats.md": ["Cats sleep for sixteen hours a day. A kitten drinks milk from its mother.",
@@ -63,20 +64,6 @@ def chunks(tok):
 def small(tok, dtype=np.float64, seed=0, **kw):
     cfg = BiEncoderConfig(vocab_size=len(tok), word_buckets=64, d_embed=6, d_hidden=12, d=5)
     return MiniBiEncoder(replace(cfg, **kw), tok, np.random.default_rng(seed), dtype=dtype)
-
-
-def numeric_grad(f, x):
-    """Central differences of the scalar f() with respect to every entry of x (in place)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + EPS
-        up = f()
-        x[i] = old - EPS
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * EPS)
-    return g
 
 
 # --------------------------------------------------------------------------- the new layers
@@ -313,17 +300,18 @@ def test_broken_files_are_refused_by_name(tok, tmp_path):
     for name, blob in cases.items():
         (tmp_path / name).write_bytes(blob)
     z = dict(np.load(path, allow_pickle=False))
-    z["w1"] = z["w1"] + 1e-3  # tampered weights, header untouched
-    np.savez(tmp_path / "tampered.npz", **z)
+    np.savez(tmp_path / "tampered.npz", **{**z, "w1": z["w1"] + 1e-3})  # header untouched
     header = json.loads(str(z["__header__"][()]))
-    z["w1"] -= 1e-3
     for name, change in (("version.npz", {"version": 99}), ("format.npz", {"format": "x"}),
-                         ("tokenizer.npz", {"tokenizer_sha256": "0" * 64})):
+                         ("tokenizer.npz", {"tokenizer_sha256": "0" * 64}),
+                         ("config.npz", {"config": {**header["config"], "d": 32}}),
+                         ("vocab.npz", {"config": {**header["config"], "vocab_size": 7}})):
         z["__header__"] = np.array(json.dumps({**header, **change}))
         np.savez(tmp_path / name, **z)
     expect = {"truncated.npz": "unreadable", "empty.npz": "unreadable",
               "noise.npz": "unreadable", "tampered.npz": "checksum",
-              "version.npz": "version", "format.npz": "not a", "tokenizer.npz": "tokenizer"}
+              "version.npz": "version", "format.npz": "not a", "tokenizer.npz": "tokenizer",
+              "config.npz": "config", "vocab.npz": "config"}
     for name, words in expect.items():
         with pytest.raises(BiEncoderError, match=re.escape(str(tmp_path / name))) as e:
             MiniBiEncoder.load(tmp_path / name, tok)

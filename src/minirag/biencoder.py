@@ -339,10 +339,9 @@ class MiniBiEncoder:
                                  f"({str(header.get('tokenizer_sha256'))[:12]}), not "
                                  f"{tokenizer.fingerprint[:12]}; retrain it")
         try:
-            config = BiEncoderConfig(**header["config"])
-        except TypeError as e:
+            model = cls(BiEncoderConfig(**header["config"]), tokenizer, np.random.default_rng(0))
+        except (TypeError, ValueError) as e:
             raise BiEncoderError(f"{path}: bad config in header ({e})") from None
-        model = cls(config, tokenizer, np.random.default_rng(0))
         for name, want in [*model.params.items(), ("idf", model.idf)]:
             if arrays[name].shape != want.shape or arrays[name].dtype != want.dtype:
                 raise BiEncoderError(f"{path}: {name} is {arrays[name].dtype} "

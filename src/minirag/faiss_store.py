@@ -30,6 +30,7 @@ from minirag.store import (
     StoreError,
     check_k,
     chunk_to_json,
+    embedder_config,
     read_chunks,
     sha256_file,
     write_dir_atomic,
@@ -49,13 +50,6 @@ def _faiss():
         raise ImportError(f"FaissVectorStore needs faiss-cpu, which is not installed: "
                           f"run `{INSTALL}` (or `pip install faiss-cpu`)") from None
     return faiss
-
-
-def _config_of(embedder: Embedder) -> dict[str, Any]:
-    """The embedder's JSON-able `config` dict (attribute or method), or {} (as store.py saves)."""
-    cfg = getattr(embedder, "config", None)
-    cfg = cfg() if callable(cfg) else cfg
-    return json.loads(json.dumps(cfg)) if isinstance(cfg, dict) else {}
 
 
 def _unit_rows(X: np.ndarray, what: str, d: int) -> np.ndarray:
@@ -192,7 +186,7 @@ class FaissVectorStore:
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "M": self.M,
                 "ef_construction": self.ef_construction, "ef_search": self.ef_search,
                 "d": self.d, "count": len(self),
-                "embedder": {"name": self.embedder.name, "config": _config_of(self.embedder)}}
+                "embedder": {"name": self.embedder.name, "config": embedder_config(self.embedder)}}
 
     def save(self, path) -> None:
         """Write the store to directory `path` atomically (index.faiss, chunks.jsonl, manifest)."""
@@ -221,7 +215,7 @@ class FaissVectorStore:
         if not isinstance(m, dict):
             raise StoreError(f"{mpath}: not a JSON object")
         want = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
-                "embedder": {"name": embedder.name, "config": _config_of(embedder)}}
+                "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
         for key, value in want.items():
             if m.get(key) != value:
                 raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {value!r}")

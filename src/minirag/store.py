@@ -129,7 +129,7 @@ def top_k(s: np.ndarray, k: int) -> np.ndarray:
     return cand[order]
 
 
-def _embedder_config(embedder: Embedder) -> dict[str, Any]:
+def embedder_config(embedder: Embedder) -> dict[str, Any]:
     """The embedder's `config` (a JSON-able dict, or a method returning one), if it has one."""
     cfg = getattr(embedder, "config", None)
     cfg = cfg() if callable(cfg) else cfg
@@ -254,7 +254,7 @@ class FlatVectorStore:
                 "".join(chunk_to_json(c) + "\n" for c in self._chunks), encoding="utf-8")
             manifest = {
                 "format": FORMAT, "version": VERSION, "d": self.d, "count": len(self),
-                "embedder": {"name": self.embedder.name, "config": _embedder_config(self.embedder)},
+                "embedder": {"name": self.embedder.name, "config": embedder_config(self.embedder)},
                 "vectors_sha256": sha256_file(tmp / "vectors.npy"),
                 "chunks_sha256": sha256_file(tmp / "chunks.jsonl"),
             }
@@ -272,7 +272,7 @@ class FlatVectorStore:
         except (OSError, ValueError) as e:
             raise StoreError(f"{mpath}: cannot read ({e})") from None
         expect = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
-                  "embedder": {"name": embedder.name, "config": _embedder_config(embedder)}}
+                  "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
         for key, want in expect.items():
             if not isinstance(m, dict) or m.get(key) != want:
                 got = m.get(key) if isinstance(m, dict) else m
