@@ -68,10 +68,11 @@ BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader"
 
 def build(names: list[str], log=print) -> dict:
     """Build the named artifacts in order ("all" = every one), updating MANIFEST.json."""
-    manifest = read_manifest(MANIFEST_PATH)
     for name in (list(BUILDERS) if "all" in names else names):
         log(f"building {name} ...")
-        manifest[name] = BUILDERS[name]()
+        entry = BUILDERS[name]()
+        manifest = read_manifest(MANIFEST_PATH)  # read now: a build can take many minutes
+        manifest[name] = entry
         write_manifest(manifest, MANIFEST_PATH)
-        log(f"  {name}: {manifest[name]}")
-    return manifest
+        log(f"  {name}: {entry}")
+    return read_manifest(MANIFEST_PATH)
