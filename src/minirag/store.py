@@ -241,6 +241,7 @@ class FlatVectorStore:
             for r, s in zip(rows, S, strict=True):
                 top = top_k(s, k)  # [min(k, N)] row indices, best first
                 results[r] = [(self._chunks[i], float(s[i])) for i in top]
+            del S, s  # free this block before the next one is allocated
         return results
 
     # ------------------------------------------------------------ saving
