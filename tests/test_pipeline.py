@@ -57,7 +57,8 @@ def test_rag_answer_keeps_every_intermediate_value(small_retriever):
 
 @pytest.mark.parametrize("question, answer, doc", [
     ("past participle of choose", "chosen", "irregular-verbs-abc.md"),
-    ("what is the plural of mouse", "mice", "irregular-plurals.md"),
+    ("plural of mouse", "mice", "irregular-plurals.md"),
+    ("comparative of good", "better", "irregular-comparatives.md"),
 ])
 def test_the_shipped_pipeline_answers_and_cites(pipeline, question, answer, doc):
     a = pipeline.ask(question)
@@ -72,18 +73,22 @@ def test_the_shipped_pipeline_abstains_off_topic(pipeline):
 
 
 def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
+    """One row of the verb table rewritten in a copy of the KB: both forms follow the edit.
+    (`minirag eval`'s counterfactual row measures the same on every verb row, oracle context;
+    this is one case end to end, through retrieval, with no retraining.)"""
     kb = tmp_path / "kb"
     shutil.copytree(DEFAULT_KB, kb)
     abc = kb / "irregular-verbs-abc.md"
     text = abc.read_text(encoding="utf-8")
-    assert "| choose | chose | chosen |" in text
-    abc.write_text(text.replace("| choose | chose | chosen |", "| choose | chase | choosen |"),
+    assert "| write | wrote | written |" in text
+    abc.write_text(text.replace("| write | wrote | written |", "| write | writed | writen |"),
                    encoding="utf-8")
     index = load_or_build_index(kb, cache_dir=tmp_path / "cache")
     edited = RAGPipeline(Retriever(index.store, index.bm25), Reader.load())
-    a = edited.ask("past participle of choose")
-    assert a.reading.answer == "choosen", a.text
-    assert next(iter(a.citations.values())).doc_id == "irregular-verbs-abc.md"
+    for question, answer in [("past participle of write", "writen"), ("past of write", "writed")]:
+        a = edited.ask(question)
+        assert a.reading.answer == answer, a.text
+        assert next(iter(a.citations.values())).doc_id == "irregular-verbs-abc.md"
 
 
 def ask(*args, stdin=None):
