@@ -29,10 +29,12 @@ from minirag.embed import Embedder
 from minirag.store import (
     StoreError,
     check_k,
+    check_new_chunks,
     chunk_to_json,
     embedder_config,
     read_chunks,
     sha256_file,
+    unit_rows,
     write_dir_atomic,
 )
 
@@ -50,19 +52,6 @@ def _faiss():
         raise ImportError(f"FaissVectorStore needs faiss-cpu, which is not installed: "
                           f"run `{INSTALL}` (or `pip install faiss-cpu`)") from None
     return faiss
-
-
-def _unit_rows(X: np.ndarray, what: str, d: int) -> np.ndarray:
-    """Check X [n, d]; return a float32 copy with unit rows (zero rows stay zero)."""
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[1] != d:
-        raise StoreError(f"{what} has shape {X.shape}, expected (n, {d})")
-    if not np.isfinite(X).all():
-        raise StoreError(f"{what} contains NaN or inf")
-    X = np.array(X, dtype=np.float32, order="C")  # [n, d], a copy faiss can read directly
-    norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
-    np.divide(X, norms, out=X, where=norms > 0)
-    return X
 
 
 class FaissVectorStore:
@@ -133,14 +122,8 @@ class FaissVectorStore:
 
     def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
         """Append chunks with precomputed vectors [n, d]; faiss ids continue from len(self)."""
-        vectors = np.asarray(vectors)
-        if vectors.shape != (len(chunks), self.d):
-            raise StoreError(f"vectors have shape {vectors.shape}, expected ({len(chunks)}, "
-                             f"{self.d}) for {len(chunks)} chunks of dimension {self.d}")
-        new_ids = [c.id for c in chunks]
-        if len(set(new_ids)) < len(new_ids) or not self._ids.isdisjoint(new_ids):
-            raise StoreError("duplicate chunk ids: every chunk may be added once")
-        V = _unit_rows(vectors, "vectors", self.d)  # [n, d], normalised once, here
+        new_ids = check_new_chunks(chunks, vectors, self.d, self._ids)
+        V = unit_rows(vectors, self.d)  # [n, d], normalised once, here
         if len(V):
             self.index.add(V)  # flat: appends rows; hnsw: inserts each into the graph
         self._chunks.extend(chunks)
@@ -164,7 +147,7 @@ class FaissVectorStore:
     def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
         """Batched search: one result list per row of Q [m, d]; a zero query gives []."""
         k = check_k(k)
-        Q = _unit_rows(Q, "query", self.d)  # [m, d]
+        Q = unit_rows(Q, self.d, "query")  # [m, d]
         results: list[list[tuple[Chunk, float]]] = [[] for _ in range(len(Q))]
         live = np.flatnonzero(np.abs(Q).sum(axis=1) > 0)  # zero queries keep their []
         if len(self) == 0 or len(live) == 0:

@@ -139,6 +139,33 @@ def embedder_config(embedder: Embedder) -> dict[str, Any]:
 # ---------------------------------------------------------------- the store
 
 
+def check_new_chunks(chunks: list[Chunk], vectors, d: int, known: set[str]) -> list[str]:
+    """The ids of chunks about to be added with `vectors`; refuses a shape that does not match
+    (n chunks, d) and an id that is repeated or already stored."""
+    shape = np.shape(vectors)
+    if shape != (len(chunks), d):
+        raise StoreError(f"vectors have shape {shape}, expected ({len(chunks)}, {d}) for "
+                         f"{len(chunks)} chunks of dimension {d}")
+    new_ids = [c.id for c in chunks]
+    if len(set(new_ids)) < len(new_ids) or not known.isdisjoint(new_ids):
+        raise StoreError("duplicate chunk ids: every chunk may be added once")
+    return new_ids
+
+
+def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
+    """X [n, d] checked (shape, finite) and returned as a float32 C-ordered copy with unit
+    rows; zero rows stay zero. Stores call it once at add time and once per query batch."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != d:
+        raise StoreError(f"{what} has shape {X.shape}, expected (n, {d})")
+    if not np.isfinite(X).all():
+        raise StoreError(f"{what} contain NaN or inf")
+    X = np.array(X, dtype=np.float32, order="C")  # [n, d], a copy we may scale
+    norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
+    np.divide(X, norms, out=X, where=norms > 0)
+    return X
+
+
 class FlatVectorStore:
     """Exact cosine search over chunk embeddings.
 
@@ -179,19 +206,8 @@ class FlatVectorStore:
 
     def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
         """Append chunks with precomputed vectors [n, d] (an index cache, a benchmark)."""
-        vectors = np.asarray(vectors)
-        if vectors.shape != (len(chunks), self.d):
-            raise StoreError(f"vectors have shape {vectors.shape}, expected ({len(chunks)}, "
-                             f"{self.d}) for {len(chunks)} chunks of dimension {self.d}")
-        if not np.isfinite(vectors).all():
-            raise StoreError("vectors contain NaN or inf")
-        new_ids = [c.id for c in chunks]
-        if len(set(new_ids)) < len(new_ids) or not self._ids.isdisjoint(new_ids):
-            raise StoreError("duplicate chunk ids: every chunk may be added once")
-        # Normalise once, here, so a search is a bare dot product. Zero rows stay zero.
-        v = vectors.astype(np.float32)  # [n, d], always a copy we may scale
-        norms = np.linalg.norm(v, axis=1, keepdims=True)  # [n, 1]
-        np.divide(v, norms, out=v, where=norms > 0)
+        new_ids = check_new_chunks(chunks, vectors, self.d, self._ids)
+        v = unit_rows(vectors, self.d)  # [n, d]: normalised once, here, so a search is a dot
         # Grow by doubling: appending n rows costs O(n) amortised, never a vstack of everything.
         n0, n1 = len(self), len(self) + len(chunks)
         if n1 > len(self._buf):
@@ -220,14 +236,8 @@ class FlatVectorStore:
     def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
         """Batched search: one result list per row of Q [m, d]."""
         k = check_k(k)
-        Q = np.asarray(Q)
-        if Q.ndim != 2 or Q.shape[1] != self.d:
-            raise StoreError(f"query has shape {Q.shape}, expected (m, {self.d})")
-        if not np.isfinite(Q).all():
-            raise StoreError("query contains NaN or inf")
-        Q = Q.astype(np.float32)  # [m, d]; a copy: the caller's array is never scaled
-        norms = np.linalg.norm(Q, axis=1, keepdims=True)  # [m, 1]
-        np.divide(Q, norms, out=Q, where=norms > 0)
+        Q = unit_rows(Q, self.d, "query")  # [m, d]; a copy: the caller's array is never scaled
+        norms = np.linalg.norm(Q, axis=1, keepdims=True)  # [m, 1]: 1 or 0
         V, N = self._buf[: len(self)], len(self)  # [N, d], a view
         results: list[list[tuple[Chunk, float]]] = [[] for _ in range(len(Q))]
         live = np.flatnonzero(norms[:, 0] > 0)  # zero queries keep their []
