@@ -303,7 +303,8 @@ def test_broken_files_are_refused_by_name(tok, tmp_path):
     np.savez(tmp_path / "tampered.npz", **{**z, "w1": z["w1"] + 1e-3})  # header untouched
     header = json.loads(str(z["__header__"][()]))
     for name, change in (("version.npz", {"version": 99}), ("format.npz", {"format": "x"}),
-                         ("tokenizer.npz", {"tokenizer_sha256": "0" * 64}),
+                         ("tokenizer.npz", {"config": {**header["config"],
+                                                       "tokenizer_sha256": "0" * 64}}),
                          ("config.npz", {"config": {**header["config"], "d": 32}}),
                          ("vocab.npz", {"config": {**header["config"], "vocab_size": 7}})):
         z["__header__"] = np.array(json.dumps({**header, **change}))

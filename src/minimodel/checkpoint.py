@@ -47,24 +47,28 @@ def atomic_write(path, write) -> None:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes the file private; an artifact is for everyone
         os.replace(tmp, path)  # atomic on POSIX and Windows: readers see old or new, never half
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def save_params(path, params: dict[str, np.ndarray], config: dict) -> None:
+def save_params(path, params: dict[str, np.ndarray], config: dict, fmt: str = FORMAT) -> None:
+    """Write `params` and a header naming the format `fmt` (MiniGPT's by default; other
+    models of the course, the bi-encoder say, store theirs the same way)."""
     if _HEADER in params:
         raise ValueError(f"{_HEADER!r} is reserved")
-    header = {"format": FORMAT, "version": FORMAT_VERSION, "config": config,
+    header = {"format": fmt, "version": FORMAT_VERSION, "config": config,
               "sha256": params_sha256(params)}
     arrays = {_HEADER: np.array(json.dumps(header, sort_keys=True)), **params}
     atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
-def load_params(path, tokenizer_sha256: str | None = None) -> tuple[dict[str, np.ndarray], dict]:
-    """Return (params, config dict). `tokenizer_sha256`: the fingerprint the caller's tokenizer
-    has; a checkpoint trained with another tokenizer is refused."""
+def load_params(path, tokenizer_sha256: str | None = None, fmt: str = FORMAT
+                ) -> tuple[dict[str, np.ndarray], dict]:
+    """Return (params, config dict) of a file in format `fmt`. `tokenizer_sha256`: the
+    fingerprint the caller's tokenizer has; a checkpoint trained with another is refused."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
@@ -73,9 +77,9 @@ def load_params(path, tokenizer_sha256: str | None = None) -> tuple[dict[str, np
             header = json.loads(str(z[_HEADER][()]))
             params = {k: z[k] for k in z.files if k != _HEADER}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-        raise CheckpointError(f"{path}: unreadable or not a MiniGPT checkpoint ({e})") from e
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a {FORMAT} checkpoint")
+        raise CheckpointError(f"{path}: unreadable or not a {fmt} checkpoint ({e})") from e
+    if not isinstance(header, dict) or header.get("format") != fmt:
+        raise CheckpointError(f"{path}: not a {fmt} checkpoint")
     if header.get("version") != FORMAT_VERSION:
         raise CheckpointError(f"{path}: format version {header.get('version')} is not "
                               f"{FORMAT_VERSION}; re-train or convert it")

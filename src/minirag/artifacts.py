@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import warnings
 from functools import lru_cache
 from pathlib import Path
 
+from minimodel.checkpoint import atomic_write
 from minirag.kb import DEFAULT_KB, REPO_ROOT, KBError, kb_files
 from minitokenizer import BPETokenizer
 
@@ -37,21 +36,6 @@ def kb_sha256(root: Path = DEFAULT_KB) -> str:
     return h.hexdigest()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old file or the new one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; artifacts are for everyone
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_manifest(path: Path = MANIFEST_PATH) -> dict:
     """MANIFEST.json as a dict ({} when there is none yet)."""
     if not Path(path).is_file():
@@ -64,7 +48,7 @@ def read_manifest(path: Path = MANIFEST_PATH) -> dict:
 
 def write_manifest(manifest: dict, path: Path = MANIFEST_PATH) -> None:
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    atomic_write_bytes(Path(path), text.encode())
+    atomic_write(Path(path), lambda f: f.write(text.encode()))
 
 
 def warn_if_kb_changed(artifact: str, kb: Path = DEFAULT_KB) -> None:

@@ -17,16 +17,13 @@ vector width, H MLP width, D output width, P candidate passages in a contrastive
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import re
-import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from minimodel.checkpoint import params_sha256
+from minimodel.checkpoint import CheckpointError, load_params, save_params
 from minimodel.layers import (
     embedding_backward,
     embedding_forward,
@@ -38,14 +35,12 @@ from minimodel.layers import (
 from minirag.artifacts import (
     MODELS_DIR,
     ArtifactError,
-    atomic_write_bytes,
     load_tokenizer,
     warn_if_kb_changed,
 )
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
-FORMAT, FORMAT_VERSION = "minirag.biencoder", 1
-_HEADER = "__header__"  # the npz entry holding the JSON header
+FORMAT = "minirag.biencoder"  # the format name in the checkpoint header (minimodel.checkpoint)
 _NON_WORD = re.compile(r"(?:[^\w']|_)+")  # what normalise() turns into a single space
 PARAMS = ("tok_emb", "tok_logw", "w1", "b1", "w2", "b2")  # trained; "idf" is fixed
 
@@ -297,21 +292,14 @@ class MiniBiEncoder:
         """The architecture as a JSON-able dict (what a saved vector store records)."""
         return asdict(self.cfg)
 
-    def header(self) -> dict:
-        return {"format": FORMAT, "version": FORMAT_VERSION, "config": self.config,
-                "tokenizer_sha256": self.tokenizer.fingerprint}
-
     def arrays(self) -> dict[str, np.ndarray]:
         return {**self.params, "idf": self.idf}
 
     def save(self, path) -> None:
-        """Write .npz atomically: the arrays and a JSON header (format, version, config,
-        tokenizer fingerprint, sha256 of the arrays). No pickle."""
-        header = {**self.header(), "sha256": params_sha256(self.arrays())}
-        buf = io.BytesIO()
-        np.savez(buf, **{_HEADER: np.array(json.dumps(header, sort_keys=True))},
-                 **self.arrays())
-        atomic_write_bytes(Path(path), buf.getvalue())
+        """Write .npz atomically, as minimodel's checkpoints are: the arrays and a JSON header
+        (format, version, config with the tokenizer fingerprint, sha256). No pickle."""
+        config = {**self.config, "tokenizer_sha256": self.tokenizer.fingerprint}
+        save_params(path, self.arrays(), config, fmt=FORMAT)
 
     @classmethod
     def load(cls, path, tokenizer) -> MiniBiEncoder:
@@ -321,25 +309,14 @@ class MiniBiEncoder:
         if not path.is_file():
             raise BiEncoderError(f"{path}: bi-encoder not found; run `minirag train encoder`")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                header = json.loads(str(z[_HEADER][()]))
-                arrays = {k: z[k] for k in z.files if k != _HEADER}
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-            raise BiEncoderError(f"{path}: unreadable or not a bi-encoder file ({e})") from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise BiEncoderError(f"{path}: not a {FORMAT} file")
-        if header.get("version") != FORMAT_VERSION:
-            raise BiEncoderError(f"{path}: format version {header.get('version')!r}, this code "
-                                 f"reads {FORMAT_VERSION}; retrain with `minirag train encoder`")
-        if set(arrays) != {*PARAMS, "idf"} or params_sha256(arrays) != header.get(
-                "sha256"):
-            raise BiEncoderError(f"{path}: checksum mismatch, the arrays were modified")
-        if header.get("tokenizer_sha256") != tokenizer.fingerprint:
-            raise BiEncoderError(f"{path}: trained with another tokenizer "
-                                 f"({str(header.get('tokenizer_sha256'))[:12]}), not "
-                                 f"{tokenizer.fingerprint[:12]}; retrain it")
+            arrays, config = load_params(path, tokenizer.fingerprint, fmt=FORMAT)
+        except CheckpointError as e:
+            raise BiEncoderError(str(e)) from None
+        if set(arrays) != {*PARAMS, "idf"}:
+            raise BiEncoderError(f"{path}: arrays {sorted(arrays)}, expected {sorted(PARAMS)}")
+        config.pop("tokenizer_sha256", None)
         try:
-            model = cls(BiEncoderConfig(**header["config"]), tokenizer, np.random.default_rng(0))
+            model = cls(BiEncoderConfig(**config), tokenizer, np.random.default_rng(0))
         except (TypeError, ValueError) as e:
             raise BiEncoderError(f"{path}: bad config in header ({e})") from None
         for name, want in [*model.params.items(), ("idf", model.idf)]:
