@@ -27,6 +27,7 @@ import numpy as np
 from minirag.chunk import Chunk
 from minirag.embed import Embedder
 from minirag.store import (
+    ChunkVectorStore,
     StoreError,
     check_k,
     check_new_chunks,
@@ -54,7 +55,7 @@ def _faiss():
     return faiss
 
 
-class FaissVectorStore:
+class FaissVectorStore(ChunkVectorStore):
     """Cosine search over chunk embeddings in a FAISS index.
 
     Example:
@@ -72,8 +73,7 @@ class FaissVectorStore:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise StoreError(f"{name} must be an integer >= 1, got {v!r}")
         faiss = _faiss()
-        self.embedder = embedder
-        self.d = int(embedder.d)
+        super().__init__(embedder)
         self.kind = kind  # "flat" (exact) or "hnsw" (approximate)
         self.M = M  # hnsw: links per node per layer (2M on the bottom layer); memory and recall
         self.ef_construction = ef_construction  # hnsw: candidate list while inserting
@@ -83,8 +83,6 @@ class FaissVectorStore:
             self.index = faiss.IndexHNSWFlat(self.d, M, faiss.METRIC_INNER_PRODUCT)
             self.index.hnsw.efConstruction = ef_construction
         self.ef_search = ef_search
-        self._chunks: list[Chunk] = []
-        self._ids: set[str] = set()
 
     @property
     def ef_search(self) -> int:
@@ -97,9 +95,6 @@ class FaissVectorStore:
         if self.kind == "hnsw":
             self.index.hnsw.efSearch = self._ef_search
 
-    def __len__(self) -> int:
-        return len(self._chunks)
-
     @property
     def vectors(self) -> np.ndarray:
         """The stored unit vectors, [N, d] float32: a read-only copy rebuilt from the index."""
@@ -108,17 +103,7 @@ class FaissVectorStore:
         v.flags.writeable = False
         return v
 
-    @property
-    def chunks(self) -> list[Chunk]:
-        """The stored chunks in insertion order (faiss id i is chunks[i])."""
-        return self._chunks
-
     # ------------------------------------------------------------ adding
-
-    def add(self, chunks: list[Chunk]) -> None:
-        """Embed the chunks' texts and append them."""
-        if chunks:
-            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
 
     def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
         """Append chunks with precomputed vectors [n, d]; faiss ids continue from len(self)."""
@@ -130,19 +115,6 @@ class FaissVectorStore:
         self._ids.update(new_ids)
 
     # ------------------------------------------------------------ searching
-
-    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k chunks most similar to the query text, best first."""
-        if not query_text or not query_text.strip():
-            raise StoreError("query is empty")
-        return self.search_vector(self.embedder.embed([query_text])[0], k)
-
-    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k stored chunks with the highest cosine to q [d], best first."""
-        q = np.asarray(q)
-        if q.ndim != 1:
-            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
-        return self.search_vectors(q[None, :], k)[0]
 
     def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
         """Batched search: one result list per row of Q [m, d]; a zero query gives []."""

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,53 @@ def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
     return X
 
 
-class FlatVectorStore:
+class ChunkVectorStore(ABC):
+    """What every vector store here shares: chunks in insertion order, their ids, embedding
+    the texts on `add`, and single-query search as a batch of one. A subclass stores the
+    vectors (`add_vectors`) and ranks them (`search_vectors`)."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.d = int(embedder.d)
+        self._chunks: list[Chunk] = []
+        self._ids: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """The stored chunks in insertion order (row i of the vectors). Use add() to grow."""
+        return self._chunks
+
+    def add(self, chunks: list[Chunk]) -> None:
+        """Embed the chunks' texts and append them."""
+        if chunks:
+            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
+
+    @abstractmethod
+    def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
+        """Append chunks with their vectors [n, d], normalised once, here."""
+
+    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k chunks most similar to the query text, best first."""
+        if not query_text or not query_text.strip():
+            raise StoreError("query is empty")
+        return self.search_vector(self.embedder.embed([query_text])[0], k)
+
+    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k stored chunks with the highest cosine to q [d], best first."""
+        q = np.asarray(q)
+        if q.ndim != 1:
+            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
+        return self.search_vectors(q[None, :], k)[0]
+
+    @abstractmethod
+    def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
+        """Batched search: one result list per row of Q [m, d], best first."""
+
+
+class FlatVectorStore(ChunkVectorStore):
     """Exact cosine search over chunk embeddings.
 
     Example:
@@ -176,14 +223,8 @@ class FlatVectorStore:
     """
 
     def __init__(self, embedder: Embedder):
-        self.embedder = embedder
-        self.d = int(embedder.d)
+        super().__init__(embedder)
         self._buf = np.zeros((0, self.d), dtype=np.float32)  # [capacity, d]; rows [:N] are used
-        self._chunks: list[Chunk] = []
-        self._ids: set[str] = set()
-
-    def __len__(self) -> int:
-        return len(self._chunks)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -192,17 +233,7 @@ class FlatVectorStore:
         v.flags.writeable = False
         return v
 
-    @property
-    def chunks(self) -> list[Chunk]:
-        """The stored chunks in insertion order (row i of `vectors`). Read it; use add() to grow."""
-        return self._chunks
-
     # ------------------------------------------------------------ adding
-
-    def add(self, chunks: list[Chunk]) -> None:
-        """Embed the chunks' texts and append them."""
-        if chunks:
-            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
 
     def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
         """Append chunks with precomputed vectors [n, d] (an index cache, a benchmark)."""
@@ -219,19 +250,6 @@ class FlatVectorStore:
         self._ids.update(new_ids)
 
     # ------------------------------------------------------------ searching
-
-    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k chunks most similar to the query text, best first."""
-        if not query_text or not query_text.strip():
-            raise StoreError("query is empty")
-        return self.search_vector(self.embedder.embed([query_text])[0], k)
-
-    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k stored chunks with the highest cosine to q [d], best first."""
-        q = np.asarray(q)
-        if q.ndim != 1:
-            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
-        return self.search_vectors(q[None, :], k)[0]
 
     def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
         """Batched search: one result list per row of Q [m, d]."""
