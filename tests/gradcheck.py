@@ -3,17 +3,22 @@
 import numpy as np
 
 
+def central_difference(f, x, i, eps=1e-6) -> float:
+    """(f(x + eps e_i) - f(x - eps e_i)) / 2 eps for the scalar f(), perturbing x[i] in place."""
+    old = x[i]
+    x[i] = old + eps
+    up = f()
+    x[i] = old - eps
+    down = f()
+    x[i] = old
+    return (up - down) / (2 * eps)
+
+
 def numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f() w.r.t. every entry of x (perturbed in place)."""
+    """Central differences of the scalar f() w.r.t. every entry of x."""
     g = np.zeros_like(x)
     for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * eps)
+        g[i] = central_difference(f, x, i, eps)
     return g
 
 
@@ -26,13 +31,7 @@ def worst_sampled_error(loss, params: dict, grads: dict, rng, per_tensor: int = 
     for name, p in params.items():
         flat, g = p.reshape(-1), grads[name].reshape(-1)
         for i in rng.choice(flat.size, size=min(per_tensor, flat.size), replace=False):
-            old = flat[i]
-            flat[i] = old + eps
-            up = loss()
-            flat[i] = old - eps
-            down = loss()
-            flat[i] = old
-            num = (up - down) / (2 * eps)
+            num = central_difference(loss, flat, i, eps)
             ratio = abs(num - g[i]) / (atol + rtol * abs(num))
             worst = max(worst, (ratio, f"{name}[{i}]: numeric {num:.10g} analytic {g[i]:.10g}"))
     return worst
