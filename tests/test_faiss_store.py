@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from fakes import TableEmbedder
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.store import FlatVectorStore, StoreError
@@ -18,19 +19,6 @@ from minirag.store import FlatVectorStore, StoreError
 pytest.importorskip("faiss")  # the optional extra `scale`; without it only this file is skipped
 
 from minirag.faiss_store import FaissVectorStore  # noqa: E402
-
-
-class TableEmbedder:
-    """A fake embedder: looks each text up in a table of vectors (not normalised on purpose)."""
-
-    name = "table"
-
-    def __init__(self, table: dict[str, list[float]], d: int):
-        self.table, self.d = table, d
-        self.config = {"entries": len(table)}
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.table[t] for t in texts], dtype=np.float32).reshape(-1, self.d)
 
 
 class NoEmbedder:

@@ -9,24 +9,12 @@ import math
 
 import numpy as np
 import pytest
+from fakes import TableEmbedder
 from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.store import FlatVectorStore, StoreError, sha256_file, top_k
-
-
-class TableEmbedder:
-    """A fake embedder: looks each text up in a table of vectors (not normalised on purpose)."""
-
-    name = "table"
-
-    def __init__(self, table: dict[str, list[float]], d: int):
-        self.table, self.d = table, d
-        self.config = {"entries": len(table)}
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.table[t] for t in texts], dtype=np.float32).reshape(-1, self.d)
 
 
 def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:
