@@ -80,12 +80,12 @@ def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
     shutil.copytree(DEFAULT_KB, kb)
     abc = kb / "irregular-verbs-abc.md"
     text = abc.read_text(encoding="utf-8")
-    assert "| write | wrote | written |" in text
-    abc.write_text(text.replace("| write | wrote | written |", "| write | writed | writen |"),
+    assert "| choose | chose | chosen |" in text
+    abc.write_text(text.replace("| choose | chose | chosen |", "| choose | chase | chasen |"),
                    encoding="utf-8")
     index = load_or_build_index(kb, cache_dir=tmp_path / "cache")
     edited = RAGPipeline(Retriever(index.store, index.bm25), Reader.load())
-    for question, answer in [("past participle of write", "writen"), ("past of write", "writed")]:
+    for question, answer in [("past participle of choose", "chasen"), ("past of choose", "chase")]:
         a = edited.ask(question)
         assert a.reading.answer == answer, a.text
         assert next(iter(a.citations.values())).doc_id == "irregular-verbs-abc.md"
