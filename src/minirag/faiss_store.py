@@ -34,6 +34,7 @@ from minirag.store import (
     chunk_to_json,
     embedder_config,
     read_chunks,
+    read_manifest_json,
     sha256_file,
     unit_rows,
     write_dir_atomic,
@@ -163,12 +164,7 @@ class FaissVectorStore(ChunkVectorStore):
         faiss = _faiss()
         path = Path(path)
         mpath = path / "manifest.json"
-        try:
-            m = json.loads(mpath.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise StoreError(f"{mpath}: cannot read ({e})") from None
-        if not isinstance(m, dict):
-            raise StoreError(f"{mpath}: not a JSON object")
+        m = read_manifest_json(mpath)
         want = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
                 "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
         for key, value in want.items():

@@ -140,6 +140,17 @@ def embedder_config(embedder: Embedder) -> dict[str, Any]:
 # ---------------------------------------------------------------- the store
 
 
+def read_manifest_json(mpath: Path) -> dict:
+    """A saved store's manifest.json as a dict; unreadable or not an object -> StoreError."""
+    try:
+        m = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{mpath}: cannot read ({e})") from None
+    if not isinstance(m, dict):
+        raise StoreError(f"{mpath}: not a JSON object")
+    return m
+
+
 def check_new_chunks(chunks: list[Chunk], vectors, d: int, known: set[str]) -> list[str]:
     """The ids of chunks about to be added with `vectors`; refuses a shape that does not match
     (n chunks, d) and an id that is repeated or already stored."""
@@ -296,10 +307,7 @@ class FlatVectorStore(ChunkVectorStore):
         """Read a store saved by `save`; every mismatch raises StoreError naming the file."""
         path = Path(path)
         mpath = path / "manifest.json"
-        try:
-            m = json.loads(mpath.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise StoreError(f"{mpath}: cannot read ({e})") from None
+        m = read_manifest_json(mpath)
         expect = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
                   "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
         for key, want in expect.items():
