@@ -164,20 +164,13 @@ class FaissVectorStore(ChunkVectorStore):
         faiss = _faiss()
         path = Path(path)
         mpath = path / "manifest.json"
-        m = read_manifest_json(mpath)
-        want = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
-                "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
-        for key, value in want.items():
-            if m.get(key) != value:
-                raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {value!r}")
+        m = read_manifest_json(mpath, FORMAT, VERSION, embedder)
         try:
             store = cls(embedder, kind=m.get("kind"), M=m.get("M"),
                         ef_search=m.get("ef_search"), ef_construction=m.get("ef_construction"))
         except StoreError as e:
             raise StoreError(f"{mpath}: {e}") from None
-        count = m.get("count")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
+        count = m["count"]
         ipath, cpath = path / "index.faiss", path / "chunks.jsonl"
         for p, key in ((ipath, "index_sha256"), (cpath, "chunks_sha256")):
             if not p.is_file() or sha256_file(p) != m.get(key):

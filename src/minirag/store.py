@@ -140,14 +140,24 @@ def embedder_config(embedder: Embedder) -> dict[str, Any]:
 # ---------------------------------------------------------------- the store
 
 
-def read_manifest_json(mpath: Path) -> dict:
-    """A saved store's manifest.json as a dict; unreadable or not an object -> StoreError."""
+def read_manifest_json(mpath: Path, fmt: str, version: int, embedder: Embedder) -> dict:
+    """A saved store's manifest.json, checked against what this code and `embedder` expect:
+    format, version, dimension, embedder name and config, and a count >= 0. Any mismatch,
+    or a file that is not a JSON object, is a StoreError naming the file."""
     try:
         m = json.loads(mpath.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise StoreError(f"{mpath}: cannot read ({e})") from None
     if not isinstance(m, dict):
         raise StoreError(f"{mpath}: not a JSON object")
+    expect = {"format": fmt, "version": version, "d": int(embedder.d),
+              "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
+    for key, want in expect.items():
+        if m.get(key) != want:
+            raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {want!r}")
+    count = m.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
     return m
 
 
@@ -307,16 +317,8 @@ class FlatVectorStore(ChunkVectorStore):
         """Read a store saved by `save`; every mismatch raises StoreError naming the file."""
         path = Path(path)
         mpath = path / "manifest.json"
-        m = read_manifest_json(mpath)
-        expect = {"format": FORMAT, "version": VERSION, "d": int(embedder.d),
-                  "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
-        for key, want in expect.items():
-            if not isinstance(m, dict) or m.get(key) != want:
-                got = m.get(key) if isinstance(m, dict) else m
-                raise StoreError(f"{mpath}: {key} is {got!r}, expected {want!r}")
-        count = m.get("count")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
+        m = read_manifest_json(mpath, FORMAT, VERSION, embedder)
+        count = m["count"]
         vectors = _load_npy(path / "vectors.npy", m.get("vectors_sha256"), mpath)
         d = int(embedder.d)
         if vectors.dtype != np.float32 or vectors.shape != (count, d):
