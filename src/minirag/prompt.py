@@ -75,31 +75,63 @@ def _is_rule(line: str) -> bool:
     return line.strip().startswith("|") and not line.strip("|-: \t")
 
 
-def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
-                shown: frozenset[str] = frozenset()) -> str:
-    """The line or sentence of `text` with the most (weighted) query words, cut to fit.
+def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
+    """What each word of a chunk is worth to this query: weight(w) for a query word, three
+    times that for a fill-in's cue, and half for a near miss.
 
-    Units already `shown` from an overlapping chunk are skipped. A unit longer than
-    `max_tokens` is cut to the token window that starts a little before its most informative
-    query word. Ties go to the shorter unit, then the earlier one. A word in brackets in
-    the query (a fill-in's cue) weighs three times as much.
+    A near miss is a chunk word sharing all but the last letter (at least 3) with a query
+    word the chunk lacks: "putted" finds "put", "catched" "catch", "studies" "study".
     """
     q = set(tokenize(query)) - STOPWORDS
     # subtle: in a fill-in ("she has ___ (write) a letter") the word in brackets is the one
     # to look up; the rest of the sentence is scenery, so it counts three times over
     cue = set(tokenize(" ".join(re.findall(r"\(([^)]*)\)", query))))
-    w8 = lambda w: weight(w) * (3.0 if w in cue else 1.0)  # noqa: E731
+    out = {w: weight(w) * (3.0 if w in cue else 1.0) for w in q & vocab}
+    for w in q - vocab:
+        if len(w) < 3:
+            continue
+        for v in vocab - q:
+            stem = min(v, w, key=len)
+            if len(stem) >= 3 and abs(len(v) - len(w)) <= 4 and \
+                    v[:max(3, len(stem) - 1)] == w[:max(3, len(stem) - 1)]:
+                out[v] = max(out.get(v, 0.0), 0.5 * weight(v) * (3.0 if w in cue else 1.0))
+    return out
+
+
+def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
+                shown: frozenset[str] = frozenset()) -> str:
+    """The lines or sentences of `text` that answer `query` best, fitted to `max_tokens`.
+
+    Units are ranked by the weight of the query words they hold (query_weights); ties go to
+    the shorter unit (a table row over a paragraph), then the earlier. The best one is always
+    shown (a unit longer than `max_tokens` is cut to the token window that starts a little
+    before its most informative query word); the next ones join it, whole and in text order,
+    while they fit and hold a query word. Units already `shown` from an overlapping chunk are
+    skipped.
+    """
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
-    scores = [sum(w8(w) for w in set(tokenize(u)) & q) for u in cands]
-    # the most query weight wins; then the shorter unit (a table row over a paragraph)
-    best = cands[max(range(len(cands)), key=lambda i: (scores[i], -len(cands[i]), -i))]
-    ids = tokenizer.encode(best)
-    if len(ids) <= max_tokens:
-        return best
-    words = [(w8(m.group().lower()), -m.start(), m.start())
-             for m in re.finditer(r"[A-Za-z0-9']+", best) if m.group().lower() in q]
-    hit = max(words)[2] if words else 0  # the rarest query word (the earliest on ties)
-    start = max(0, min(len(tokenizer.encode(best[:hit])) - 2, len(ids) - max_tokens))
+    words = [set(tokenize(u)) for u in cands]
+    w8 = query_weights(query, set().union(*words), weight)
+    scores = [sum(w8.get(w, 0.0) for w in ws) for ws in words]
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
+    ids = tokenizer.encode(cands[order[0]])
+    if len(ids) > max_tokens:
+        return _cut(cands[order[0]], ids, max_tokens, tokenizer, w8)
+    picked, room = [order[0]], max_tokens - len(ids)
+    for i in order[1:]:
+        n = len(tokenizer.encode("\n" + cands[i]))
+        if scores[i] > 0 and n <= room:
+            picked.append(i)
+            room -= n
+    return "\n".join(cands[i] for i in sorted(picked))
+
+
+def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, float]) -> str:
+    """The `max_tokens` window of a long unit that starts just before its best query word."""
+    hits = [(w8[m.group().lower()], -m.start(), m.start())
+            for m in re.finditer(r"[A-Za-z0-9']+", unit) if m.group().lower() in w8]
+    hit = max(hits)[2] if hits else 0  # the weightiest query word (the earliest on ties)
+    start = max(0, min(len(tokenizer.encode(unit[:hit])) - 2, len(ids) - max_tokens))
     return tokenizer.decode(ids[start:start + max_tokens])
 
 
@@ -130,7 +162,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     room = budget - len(ids) - 1  # what the chunks may use; 1 for the closing <|a|>
     shown: list[Chunk] = []
     dropped: list[str] = []
-    seen: list[str] = []  # window texts already in the prompt
+    seen: list[str] = []  # units already in the prompt
     per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
     weight = idf or _local_idf([c.text for c in chunks])
     for c in chunks:
@@ -139,7 +171,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
             dropped.append(c.id)
             continue
         text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen))
-        seen.append(text)
+        seen += text.split("\n")
         window = tokenizer.encode(text)[:allowance]  # subtle: a decoded cut may re-encode longer
         ids += sp(CTX) + sp(MARKERS[len(shown)]) + window
         room -= 2 + len(window)

@@ -36,7 +36,7 @@ from minirag.reader_data import Example, normalise_question, training_set
 from minirag.special_tokens import CTX, MARKERS, PAD, A
 
 READER_PATH = MODELS_DIR / "reader.npz"
-SEPARATORS = frozenset("|,;→")  # an answer never crosses one (see Reader._cells)
+SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ class Reader:
         return Reading(f"{answer} {marker}", answer, marker, False, span, null)
 
     def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
-        """A window cut at its separators ("|", ",", ";", "→"): an answer is one table cell
-        or one item of a list, never two ("chase | choosen" is two cells)."""
+        """A window cut at its separators ("|", ",", ";", "→", a line break): an answer is one
+        table cell or one item of a list, never two ("chase | choosen" is two cells)."""
         cuts = [i for i in range(lo, hi) if SEPARATORS & set(self._pieces(ids[i]))]
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]

@@ -20,27 +20,9 @@ from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.facts import Fact, mentions, split_cells
 from minirag.prompt import COMPACT_TEMPLATE, build_prompt
+from minirag.questions import question_for
 from minirag.special_tokens import CTX, MARKERS, A
 
-VERB_TEMPLATES = {
-    "Past simple": [
-        "past of {k}", "the past tense of {k}?", "{k} in the past tense", "{k} past simple??",
-        "simple past {k}", "yesterday i ___ ({k}) it", "last week they ___ ({k})", "{k} -> past",
-        "2nd form of {k}", "how do you say {k} in the past", "{k} past form", "pls past of {k}",
-        "what did he do? he ___ ({k})", "preterite of {k}", "{k}, past simple form"],
-    "Past participle": [
-        "past participle of {k}", "participle of {k}", "{k} past participle?", "3rd form of {k}",
-        "i have ___ ({k})", "she has ___ ({k}) it", "it was ___ ({k}) by them", "{k} v3",
-        "have you ever ___ ({k})?", "perfect form of {k}", "{k} -> participle", "pp of {k}",
-        "they had ___ ({k}) before", "{k} third form??", "participle form {k}"],
-}
-TABLE_TEMPLATES = ["{r} of {k}", "what is the {r} of {k}?", "{k} {r}?", "{r} for {k}",
-                   "{k} - {r}", "whats the {r} for {k}", "{k}: {r}"]
-ARROW_TEMPLATES = ["what does {k} become", "{k} changes to?", "new form of {k}", "{k} -> ?",
-                   "how do i spell {k} here", "{k} with the ending", "change {k}"]
-CORRECTION_TEMPLATES = ["is '{k}' correct?", "{k} - right or wrong?", "can i say '{k}'",
-                        "whats wrong with: {k}", "correct this: {k}", "{k} ok?"]
-CLOZE_TEMPLATES = ["{k}", "fill the gap: {k}", "complete: {k}", "{k} ?", "missing word: {k}"]
 NO_ANSWER_QUESTIONS = [
     "how do you conjugate {w} in spanish", "pronunciation of {w}", "where does the word {w} come "
     "from", "what does {w} mean in german", "is {w} slang", "how old is the word {w}",
@@ -62,22 +44,6 @@ class Example:
     kind: str  # the fact kind, "nonce", "counterfactual" or "none"
 
 
-def noisy(q: str, rng: np.random.Generator) -> str:
-    """A learner's typing: sometimes a swapped or dropped letter, random case, extra ?."""
-    words = q.split()
-    if rng.random() < 0.2 and words:
-        i = int(rng.integers(len(words)))
-        w = words[i]
-        if len(w) > 3 and w.isalpha():
-            j = int(rng.integers(1, len(w) - 1))
-            swapped = w[:j - 1] + w[j] + w[j - 1] + w[j + 1:]
-            words[i] = w[:j] + w[j + 1:] if rng.random() < 0.5 else swapped
-    q = " ".join(words)
-    if rng.random() < 0.2:
-        q = q.capitalize()
-    return q + ("?" * int(rng.integers(0, 3)) if not q.endswith("?") else "")
-
-
 def nonce_word(rng: np.random.Generator) -> str:
     parts = [NONCE_ON, NONCE_VOWELS, NONCE_CODA]
     return "".join(p[int(rng.integers(len(p)))] for p in parts)
@@ -97,18 +63,6 @@ def nonce_verb(rng: np.random.Generator) -> tuple[str, str, str]:
     if pattern == 2:
         return base, past, base  # come, came, come
     return base, past, part + ("en" if rng.random() < 0.5 else "")  # sing, sang, sung
-
-
-def question_for(f: Fact, rng: np.random.Generator) -> str:
-    pick = lambda ts: ts[int(rng.integers(len(ts)))]  # noqa: E731
-    if f.kind == "verb":
-        t = pick(VERB_TEMPLATES[f.relation])
-    elif f.kind == "table":
-        t = pick(TABLE_TEMPLATES)
-    else:
-        t = pick({"arrow": ARROW_TEMPLATES, "correction": CORRECTION_TEMPLATES,
-                  "cloze": CLOZE_TEMPLATES}[f.kind])
-    return noisy(t.format(k=f.key, r=f.relation.lower()), rng)
 
 
 def altered(f: Fact, verbs: list[Fact], rng: np.random.Generator) -> tuple[Fact, str]:
@@ -149,13 +103,16 @@ def answer_span(ids: list[int], shown: int, answer: str, tokenizer) -> tuple[int
 
 def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
                  tokenizer, rng: np.random.Generator, kind: str, show: bool = True) -> Example:
-    """Lay out `question` with the fact's chunk among two distractors (`show`), or three
-    distractors that do not state the fact's answer (not `show`: the target is "no answer")."""
+    """Lay out `question` with the fact's chunk among 0-2 distractors (`show`), or 0-3
+    distractors that do not state the fact's answer (not `show`: the target is "no answer").
+    Three chunks is the common case (k = 3); fewer teach the reader the wider windows an
+    oracle or a short retrieval list gives."""
     hits = [c for c, _ in bm25.search(question, 12)] if question.strip() else []
     avoid = lambda c: (f is not None and (c.id == f.chunk.id or mentions(  # noqa: E731
         c.text, frozenset(re.findall(r"[a-z']+", (f.answer + " " + f.key).lower())))))
     cands = [c for c in hits if not avoid(c)]
-    n_distract = 2 if show else 3
+    n_chunks = int(rng.choice(4, p=CONTEXT_SIZES))
+    n_distract = max(0, n_chunks - 1) if show else n_chunks
     picked: list[Chunk] = []
     while len(picked) < n_distract:
         c = (cands.pop(int(rng.integers(len(cands)))) if cands and rng.random() < 0.75
@@ -163,7 +120,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
         if not avoid(c) and c.id not in {p.id for p in picked}:
             picked.append(c)
     if show:
-        picked.insert(int(rng.integers(3)), f.chunk)
+        picked.insert(int(rng.integers(len(picked) + 1)), f.chunk)
     p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
@@ -175,6 +132,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     return Example(p.token_ids, span[0], span[1], question, f.answer, kind)
 
 
+CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
 MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0.05,
        "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": answer not shown
 

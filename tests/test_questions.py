@@ -1,0 +1,81 @@
+"""Isolation tests for minirag.questions: hand-built facts, no KB, no model."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.chunk import Chunk
+from minirag.evaluate_reader import EVAL_PHRASINGS
+from minirag.facts import Fact
+from minirag.questions import arrow_kind, compose, noisy, question_for
+from minirag.reader_data import normalise_question
+
+ROW = "| swim | swam | swum |"
+CHUNK = Chunk("c1", f"## Vowel change\n\n| Base form | Past simple | Past participle |\n|---|---|"
+                    f"---|\n{ROW}\n", "irregular-verbs-abc.md", 0, {"section": "Vowel change"})
+
+
+def verb(relation: str, answer: str) -> Fact:
+    return Fact("verb", "swim", relation, answer, ROW, CHUNK, ROW)
+
+
+def arrow(key: str, answer: str, doc: str = "spelling.md") -> Fact:
+    chunk = Chunk("c2", f"{key} → {answer}", doc, 0, {"section": ""})
+    return Fact("arrow", key, "arrow", answer, f"{key} → {answer}", chunk)
+
+
+def test_no_training_question_is_an_eval_phrasing():
+    rng = np.random.default_rng(0)
+    for rel, answer in (("Past simple", "swam"), ("Past participle", "swum")):
+        asked = {normalise_question(question_for(verb(rel, answer), rng)).rstrip("?")
+                 for _ in range(5000)}
+        evals = {normalise_question(t.format(k="swim")).rstrip("?") for t in EVAL_PHRASINGS[rel]}
+        assert not asked & evals
+        assert len(asked) > 1000  # composed, not a short list a reader could learn by heart
+
+
+def test_fill_ins_put_the_verb_in_brackets_and_the_cue_in_the_sentence():
+    rng = np.random.default_rng(1)
+    qs = [compose(verb("Past participle", "swum"), rng) for _ in range(400)]
+    gaps = [q for q in qs if "___" in q]
+    assert gaps and all("(swim)" in q for q in gaps)
+    assert all(re.search(r"(have|has|had|was|been)", q) for q in gaps)
+    # the answer is never given away: it appears only beside its rival, as in "swam or swum"
+    words = [set(re.findall(r"[a-z]+", q)) for q in qs]
+    assert all("swam" in ws or "swum" not in ws for ws in words)
+    assert any(re.search(r"\bswum or swam\b|\bswam or swum\b", q) for q in qs)
+
+
+def test_a_mistake_question_shows_a_wrong_form_never_the_answer():
+    rng = np.random.default_rng(2)
+    qs = [compose(verb("Past simple", "swam"), rng) for _ in range(600)]
+    mistakes = [q for q in qs if re.search(r"correct|right or wrong|can i say|wrong with|"
+                                           r"good english|is that right|ok\?", q.lower())]
+    assert mistakes
+    for q in mistakes:
+        words = set(re.findall(r"[a-z]+", q.lower()))
+        assert "swam" not in words and words & {"swimed", "swum"}
+
+
+def test_arrow_kind_reads_the_change():
+    assert arrow_kind(arrow("stop", "stopping")) == "ing"
+    assert arrow_kind(arrow("try", "tried")) == "ed"
+    assert arrow_kind(arrow("big", "bigger")) == "er"
+    assert arrow_kind(arrow("careful", "more careful")) == "er"
+    assert arrow_kind(arrow("watch", "watches")) == "s"
+    assert arrow_kind(arrow("watch", "watches", "plural-nouns.md")) == "plural"
+    assert arrow_kind(arrow("quick", "quickly")) == "ly"
+    assert arrow_kind(arrow("give up", "gave up")) is None  # two words: no single change
+
+
+@given(st.text(st.characters(max_codepoint=127), min_size=1, max_size=40),
+       st.integers(0, 2**32 - 1))
+def test_noise_drops_at_most_one_letter_and_adds_at_most_two_marks(q, seed):
+    out = noisy(q, np.random.default_rng(seed))
+    letters = lambda s: len(re.findall(r"[^\W\d_]", s))  # noqa: E731
+    assert letters(q) - 1 <= letters(out) <= letters(q)
+    assert len(out) <= len(q) + 2
