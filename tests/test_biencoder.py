@@ -26,7 +26,15 @@ from minirag.biencoder import (
     pool_backward,
     pool_forward,
 )
-from minirag.biencoder_train import HeldOut, TrainConfig, lsa_init, make_pairs, sentences, train
+from minirag.biencoder_train import (
+    HeldOut,
+    TrainConfig,
+    lsa_init,
+    make_pairs,
+    sentences,
+    train,
+    training_pairs,
+)
 from minirag.chunk import chunk_text, search_text
 from minitokenizer import BPETokenizer
 
@@ -230,7 +238,7 @@ def test_training_lowers_the_loss_and_retrieves_its_own_pairs(tok, chunks):
                       init="random", lr=1e-2, warmup=5)
     hist = train(model, chunks, cfg)
     assert np.mean(hist["loss"][-10:]) < 0.5 * np.mean(hist["loss"][:5])
-    pairs, _ = make_pairs(chunks, 0.0)
+    pairs = training_pairs(chunks, cfg)[0]  # sentences, headings and (cloze) fact questions
     P = model.embed([search_text(c) for c in chunks])  # [N, D] the index
     top = np.argmax(model.embed([p.query for p in pairs]) @ P.T, axis=1)
     hit = np.mean([top[i] == p.chunk for i, p in enumerate(pairs)])
@@ -256,22 +264,25 @@ def test_held_out_sentences_are_never_training_queries(chunks):
     assert all(p.query not in p.cut and p.query in p.full for p in held)
     dev = HeldOut(held, chunks, np.random.default_rng(0))
     assert len(dev.keywords) == len(held)
-
-
-def squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower()).strip()
+    # questions about held-out facts (split_facts: by key) are never training queries
+    pairs, _, held_facts = training_pairs(chunks, TrainConfig(holdout=0.3, fact_share=0.5))
+    assert held_facts and not {p.query for p in held_facts} & {p.query for p in pairs}
+    assert len(pairs) == 2 * len(train_pairs)  # fact_share 0.5: as many questions as sentences
 
 
 def test_no_eval_question_is_a_training_query(repo):
+    """Sentences, headings and fact questions, compared as the model reads them (normalise():
+    case, punctuation and spacing do not make a question new)."""
     from minirag.artifacts import load_tokenizer
     from minirag.chunk import load_kb
-    pairs, held = make_pairs(load_kb(repo / "data" / "rag-kb", tokenizer=load_tokenizer()))
-    queries = {squash(p.query) for p in pairs + held}
-    questions = [squash(json.loads(line)["question"])
+    chunks = load_kb(repo / "data" / "rag-kb", tokenizer=load_tokenizer())
+    pairs, held, held_facts = training_pairs(chunks, TrainConfig())
+    queries = {normalise(p.query) for p in pairs + held + held_facts}
+    questions = [normalise(json.loads(line)["question"])
                  for name in ("retrieval.jsonl", "unanswerable.jsonl")
                  for line in (repo / "data" / "eval" / name).read_text().splitlines()
                  if line.strip()]
-    assert len(questions) > 200 and len(queries) > 1000
+    assert len(questions) > 200 and len(queries) > 1000 and len(held_facts) > 100
     assert [q for q in questions if q in queries] == []
 
 

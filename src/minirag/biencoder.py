@@ -55,7 +55,7 @@ class BiEncoderConfig:
     word_buckets: int = 4096  # K: hashed ids for words of 2+ BPE tokens (0: BPE ids only)
     d_embed: int = 128  # C: width of a token vector
     d_hidden: int = 256  # H: width of the MLP's hidden layer (>= 2C for the LSA start)
-    d: int = 64  # D: output dimension, what the vector store holds
+    d: int = 128  # D: output dimension, what the vector store holds (64 loses: theory/01 §9)
     max_tokens: int = 256  # a text is truncated to its first max_tokens ids (chunks: <= 230)
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
 
@@ -151,7 +151,7 @@ def word_bucket(token_ids: list[int], buckets: int) -> int:
 class MiniBiEncoder:
     """Text -> unit vector of size config.d. Example:
         model = MiniBiEncoder(BiEncoderConfig(vocab_size=len(tok)), tok, np.random.default_rng(0))
-        model.embed(["past of go", "go went gone"]).shape == (2, 64)
+        model.embed(["past of go", "go went gone"]).shape == (2, 128)
     """
 
     name = "biencoder"

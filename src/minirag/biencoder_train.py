@@ -2,10 +2,12 @@
 
 What it is: (pseudo-query, passage) pairs from the KB text only -- the inverse cloze task
 (Lee et al., "Latent Retrieval for Weakly Supervised Open Domain QA", ACL 2019: a sentence is
-the query, its chunk without that sentence the passage) and section heading -> chunk -- with
-word dropout, BM25-mined hard negatives and same-section false negatives masked out of each
-batch. The tower starts as LSA (a truncated SVD of the chunk x token matrix: Deerwester et al.,
-1990) and is fine-tuned with InfoNCE + AdamW; early stopping watches held-out KB sentences.
+the query, its chunk without that sentence the passage), section heading -> chunk, and
+template questions about the KB's facts -> the chunk that states them (pseudo_queries.py) --
+with word dropout, BM25-mined hard negatives and same-section false negatives masked out of
+each batch. The tower starts as LSA (a truncated SVD of the chunk x token matrix: Deerwester
+et al., 1990) and is fine-tuned with InfoNCE + AdamW; early stopping watches held-out KB
+sentences and questions about held-out facts.
 The eval questions are never read for training; `build_biencoder` scores the result on them
 once, for the MANIFEST. What it leaves out: queries written by a language model,
 distillation from a cross-encoder. Measurements of each choice: theory/01 and lab 01.
@@ -35,6 +37,9 @@ from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb, search_text
 from minirag.embed import stable_hash
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, REPO_ROOT
+from minirag.pseudo_queries import fact_queries, kb_facts, split_facts
+
+HELD_FACT_QUERIES = 300  # held-out questions about held-out facts, for early stopping
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,9 @@ class TrainConfig:
     word_dropout: float = 0.5  # probability of hiding each query token
     passage_dropout: float = 0.15  # probability of hiding each passage token
     keep_sentence: float = 0.5  # ICT: fraction of passages that keep the query sentence
+    fact_share: float = 0.3  # share of the training pairs that are questions about KB facts
     init: str = "lsa"  # "lsa": the tower starts as LSA; "random": random token vectors
-    holdout: float = 0.05  # fraction of sentences never used as queries: early stopping
+    holdout: float = 0.05  # fraction of sentences and fact keys never trained on: early stopping
     eval_every: int = 50  # steps between held-out evaluations
     early_stopping: bool = True  # end with the weights of the best held-out score
     seed: int = 0  # seeds the one np.random.Generator every random choice draws from
@@ -60,7 +66,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Pair:
-    query: str  # the pseudo-query (a sentence, a heading)
+    query: str  # the pseudo-query (a sentence, a heading, a question about a fact)
     cut: str  # its chunk's search text without the query sentence
     full: str  # its chunk's search text, as the index holds it
     chunk: int  # index of the chunk
@@ -98,6 +104,28 @@ def make_pairs(chunks: list[Chunk], holdout: float = 0.05) -> tuple[list[Pair], 
             heading = f"{c.metadata.get('title', '')} {c.metadata['section']}"
             train.append(Pair(heading, c.text, full, i))
     return train, held
+
+
+def training_pairs(chunks: list[Chunk], cfg: TrainConfig
+                   ) -> tuple[list[Pair], list[Pair], list[Pair]]:
+    """(training pairs, held-out sentence pairs, held-out fact questions): make_pairs plus
+    questions about the KB's facts (pseudo_queries.py), `fact_share` of the training pairs.
+    A fact question's passage is its chunk as indexed (nothing to cut out)."""
+    if not 0 <= cfg.fact_share < 1:
+        raise ValueError(f"fact_share must be in [0, 1), got {cfg.fact_share}")
+    pairs, held = make_pairs(chunks, cfg.holdout)
+    train_facts, held_facts = split_facts(kb_facts(chunks), cfg.holdout)
+    row = {c.id: i for i, c in enumerate(chunks)}  # chunk id -> index
+    full = [search_text(c) for c in chunks]
+
+    def as_pairs(queries):
+        return [Pair(q, full[row[c.id]], full[row[c.id]], row[c.id]) for q, c in queries]
+
+    n = round(len(pairs) * cfg.fact_share / (1 - cfg.fact_share))
+    # subtle: two generators, so the held-out questions are the same whatever fact_share is
+    return (pairs + as_pairs(fact_queries(train_facts, n, np.random.default_rng([cfg.seed, 2]))),
+            held, as_pairs(fact_queries(held_facts, HELD_FACT_QUERIES,
+                                        np.random.default_rng([cfg.seed, 3]))))
 
 
 def hard_negatives(pairs: list[Pair], chunks: list[Chunk], k: int = 3) -> list[list[int]]:
@@ -143,13 +171,17 @@ def lsa_init(model: MiniBiEncoder, id_lists: list[list[int]]) -> None:
 
 
 class HeldOut:
-    """The early-stopping yardstick, from held-out KB sentences, two ways:
+    """The early-stopping yardstick, from held-out KB sentences, two ways, and facts:
     "cut": the sentence must find its chunk with the sentence cut out (meaning, not words);
-    "kw": half of its words, at random, must find its chunk as indexed (words).
-    score = the mean of the two MRR@10 (gold = any chunk of the sentence's section)."""
+    "kw": half of its words, at random, must find its chunk as indexed (words);
+    "fact": a question about a held-out fact must find the chunk that states it.
+    score = the mean of the MRR@10s (gold = any chunk of the gold chunk's section)."""
 
-    def __init__(self, held: list[Pair], chunks: list[Chunk], rng: np.random.Generator):
+    def __init__(self, held: list[Pair], chunks: list[Chunk], rng: np.random.Generator,
+                 facts: list[Pair] = ()):
         self.held, self.full = held, [search_text(c) for c in chunks]
+        self.facts = list(facts)
+        self.fact_gold = np.array([p.chunk for p in self.facts], dtype=np.int64)  # [m]
         self.keywords = []  # one keyword query per held-out pair
         for p in held:
             words = tokenize(p.query)
@@ -159,10 +191,10 @@ class HeldOut:
                                  for c in chunks])  # [N]
         self.gold = np.array([p.chunk for p in held], dtype=np.int64)  # [n]
 
-    def ranks(self, S: np.ndarray) -> np.ndarray:
+    def ranks(self, S: np.ndarray, gold: np.ndarray) -> np.ndarray:
         """1-based rank of the first chunk of the gold section in each row of S [n, N]."""
         order = np.argsort(-S, axis=1, kind="stable")[:, :10]  # [n, 10]
-        hits = self.section[order] == self.section[self.gold][:, None]  # [n, 10]
+        hits = self.section[order] == self.section[gold][:, None]  # [n, 10]
         return np.where(hits.any(axis=1), hits.argmax(axis=1) + 1, np.inf)  # [n]
 
     def scores(self, embedder) -> dict:
@@ -173,10 +205,15 @@ class HeldOut:
         S = Q @ P.T  # [n, N]
         cut = embedder.embed([p.cut for p in self.held])  # [n, D] the gold chunk, cut
         S[np.arange(len(self.gold)), self.gold] = (Q * cut).sum(axis=1)
-        r_cut, r_kw = self.ranks(S), self.ranks(embedder.embed(self.keywords) @ P.T)
-        out = {"cut_recall@5": (r_cut <= 5).mean(), "cut_mrr@10": (1 / r_cut).mean(),
-               "kw_recall@5": (r_kw <= 5).mean(), "kw_mrr@10": (1 / r_kw).mean()}
-        out["score"] = (out["cut_mrr@10"] + out["kw_mrr@10"]) / 2
+        ranks = {"cut": self.ranks(S, self.gold),
+                 "kw": self.ranks(embedder.embed(self.keywords) @ P.T, self.gold)}
+        if self.facts:
+            F = embedder.embed([p.query for p in self.facts])  # [m, D]
+            ranks["fact"] = self.ranks(F @ P.T, self.fact_gold)
+        out = {}
+        for name, r in ranks.items():
+            out[f"{name}_recall@5"], out[f"{name}_mrr@10"] = (r <= 5).mean(), (1 / r).mean()
+        out["score"] = np.mean([out[f"{name}_mrr@10"] for name in ranks])
         return {k: round(float(v), 4) for k, v in out.items()}
 
 
@@ -231,7 +268,7 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
     cfg = cfg or TrainConfig()
     rng = np.random.default_rng(cfg.seed)
     t0 = time.perf_counter()
-    pairs, held = make_pairs(chunks, cfg.holdout)
+    pairs, held, held_facts = training_pairs(chunks, cfg)
     if not pairs:
         raise ValueError("no training pairs: the chunks hold no sentence of 4+ words")
     model.set_idf([model.token_ids(search_text(c)) for c in chunks])
@@ -239,12 +276,13 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
         lsa_init(model, [model.token_ids(search_text(c)) for c in chunks])
     elif cfg.init != "random":
         raise ValueError(f"init must be 'lsa' or 'random', got {cfg.init!r}")
-    dev = HeldOut(held, chunks, np.random.default_rng([cfg.seed, 1]))
+    dev = HeldOut(held, chunks, np.random.default_rng([cfg.seed, 1]), held_facts)
     data = PairData(model, pairs, chunks, dev.section)
     opt = AdamW(model.params, lr=cfg.lr, weight_decay=cfg.weight_decay,
                 no_decay={"tok_emb", "tok_logw", "b1", "b2"})
     hist = {"step": [], "loss": [], "eval_step": [], "held_out": [], "pairs": len(pairs),
-            "held_out_pairs": len(held), "setup_seconds": round(time.perf_counter() - t0, 2)}
+            "held_out_pairs": len(held) + len(held_facts),
+            "setup_seconds": round(time.perf_counter() - t0, 2)}
     best, best_params, busy, seen = -1.0, None, 0.0, 0
     order, pos = rng.permutation(len(pairs)), 0
     for step in range(cfg.steps + 1):
@@ -269,7 +307,8 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
         if log and (step % 25 == 0 or step == cfg.steps - 1):
             h = hist["held_out"][-1]
             log(f"step {step:4d}/{cfg.steps} | loss {loss:.4f} | {seen / busy:5.0f} pairs/s | "
-                f"held-out MRR@10 cut {h.get('cut_mrr@10', 0):.3f} kw {h.get('kw_mrr@10', 0):.3f}")
+                f"held-out MRR@10 cut {h.get('cut_mrr@10', 0):.3f} kw {h.get('kw_mrr@10', 0):.3f}"
+                f" fact {h.get('fact_mrr@10', 0):.3f}")
     stopped = cfg.early_stopping and bool(held)  # nothing held out: keep the last weights
     if stopped:
         for k, v in best_params.items():
@@ -292,9 +331,10 @@ def plot_loss(hist: dict, path: Path) -> Path:
     ax.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.8, label="InfoNCE loss (one batch)")
     ax.set(xlabel="step", ylabel="loss", title="MiniBiEncoder training")
     ax2 = ax.twinx()
-    for key, label in (("cut_mrr@10", "held-out MRR@10, cut"), ("kw_mrr@10", "... keywords")):
+    for i, (key, label) in enumerate((("cut_mrr@10", "held-out MRR@10, cut"),
+                                      ("kw_mrr@10", "... keywords"), ("fact_mrr@10", "... facts"))):
         ax2.plot(hist["eval_step"], [h.get(key, 0) for h in hist["held_out"]], "o-", ms=3,
-                 label=label, color="C1" if key.startswith("cut") else "C2")
+                 label=label, color=f"C{i + 1}")
     ax2.set(ylabel="held-out MRR@10", ylim=(0, 1))
     fig.legend(loc="upper center", fontsize=8, ncol=3)
     fig.tight_layout(rect=(0, 0, 1, 0.9))

@@ -1,0 +1,60 @@
+"""Pseudo-queries for the bi-encoder: questions asked about the KB's own facts.
+
+What it is: doc2query (Nogueira et al., "Document Expansion by Query Prediction", 2019) with
+templates instead of a language model. Each fact of the KB (facts.py: a verb-table cell, a
+table cell, an "a → b" arrow, a "~~wrong~~ → right" correction, a gapped sentence) is phrased
+as a learner's question by the reader's generator (`questions.question_for`), and the chunk
+that states the fact is its positive passage. ICT pairs teach that a sentence finds its chunk;
+these teach that "past of drink" finds the row "| drink | drank | drunk |".
+What it leaves out: the eval questions (never read); questions written by people or a model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minirag.chunk import Chunk
+from minirag.embed import stable_hash
+from minirag.facts import Fact, cloze_facts, line_facts, mention_facts, table_facts
+from minirag.prompt import STOPWORDS
+from minirag.questions import question_for
+
+# share of each kind of fact among the pseudo-queries; "verb" includes prose mentions
+KIND_SHARE = {"verb": 0.45, "table": 0.2, "arrow": 0.15, "correction": 0.1, "cloze": 0.1}
+
+
+def kb_facts(chunks: list[Chunk]) -> dict[str, list[Fact]]:
+    """Every fact of the chunks, by kind (the keys of KIND_SHARE)."""
+    facts: dict[str, list[Fact]] = {k: [] for k in KIND_SHARE}
+    for c in chunks:
+        for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
+            facts[f.kind].append(f)
+    facts["verb"] += mention_facts(facts["verb"], chunks)
+    return facts
+
+
+def split_facts(facts: dict[str, list[Fact]], holdout: float
+                ) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
+    """(training facts, held-out facts): a fact is held out by a hash of its key, so every
+    fact about a held-out verb (or noun, or wrong sentence) is, whatever the config."""
+    def held(f: Fact) -> bool:
+        return stable_hash(f.key.lower()) % 10_000 < holdout * 10_000
+    return ({k: [f for f in fs if not held(f)] for k, fs in facts.items()},
+            {k: [f for f in fs if held(f)] for k, fs in facts.items()})
+
+
+def fact_queries(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
+                 ) -> list[tuple[str, Chunk]]:
+    """`n` (question, chunk that states its answer) pairs: a kind drawn by KIND_SHARE, a fact
+    of that kind, one phrasing of it. Example: a verb fact (drink, Past simple, drank) ->
+    ("the past tense of drink?", the chunk of the row "| drink | drank | drunk |")."""
+    kinds = [k for k in KIND_SHARE if facts.get(k)]
+    if not kinds or n < 1:
+        return []
+    share = np.array([KIND_SHARE[k] for k in kinds])  # [kinds]
+    out = []
+    for k in rng.choice(len(kinds), size=n, p=share / share.sum()):
+        fs = facts[kinds[k]]
+        f = fs[int(rng.integers(len(fs)))]
+        out.append((question_for(f, rng), f.chunk))
+    return out
