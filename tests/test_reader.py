@@ -25,7 +25,7 @@ from minirag.facts import (
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.reader import Reader, ReaderConfig, to_batch, training_data, windows
+from minirag.reader import Reader, ReaderConfig, columns, to_batch, training_data, windows
 from minirag.reader_data import nonce_verb, normalise_question
 
 TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
@@ -111,13 +111,28 @@ def test_gold_spans_decode_to_the_answer(data, tok):
 
 def test_batches_allow_windows_and_the_null_position_only(data, tok):
     train, _ = data
-    ids, spans, allowed = to_batch(train[:8], tok)
+    ids, spans, allowed, cols = to_batch(train[:8], tok)
+    assert cols.shape == ids.shape and cols.max() < ReaderConfig().n_columns
     assert ids.shape[0] == 8 and spans.shape == (8, 2)
     for b, e in enumerate(train[:8]):
         assert allowed[b, spans[b]].all()
         lo_hi = windows(e.ids, tok)
         expected = {i for lo, hi in lo_hi for i in range(lo, hi)} | {len(e.ids) - 1}
         assert set(np.flatnonzero(allowed[b])) == expected
+
+
+def test_columns_number_the_cells_of_table_rows_only(tok):
+    chunks = [Chunk("a" * 12, "| go | went | gone |\nGo a | b gone.", "t.md", 0,
+                    {"section": "T"})]
+    ids = build_prompt("past of go", chunks, tokenizer=tok).token_ids
+    pairs = [(tok.decode([i]), c) for i, c in zip(ids, columns(ids, tok))]
+    window = pairs[pairs.index(("<|#1|>", 0)) + 1:-1]
+    assert window[:7] == [("|", 1), (" go", 1), (" |", 2), (" went", 2), (" |", 3),
+                          (" gone", 3), (" |\n", 4)]  # a token's column: its first character's
+    assert "".join(t for t, _ in window[7:]) == "Go a | b gone."
+    assert all(c == 0 for _, c in window[7:])  # a bar inside a prose line makes no table
+    assert all(c == 0 for (_, c) in pairs[:pairs.index(("<|#1|>", 0))])  # the question: 0
+    assert max(columns(ids, tok, n_columns=3)) == 2  # capped
 
 
 @given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))

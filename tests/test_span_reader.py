@@ -14,7 +14,7 @@ from minimodel.span_reader import SpanReader, masked_log_softmax
 from minimodel.train import TrainConfig, train
 
 TINY = MiniGPTConfig(vocab_size=11, block_size=10, d_model=8, n_head=2, n_layer=2,
-                     dtype="float64")
+                     dtype="float64", n_segments=3)
 
 
 def problem(rng, B=3, T=9):
@@ -22,7 +22,8 @@ def problem(rng, B=3, T=9):
     allowed = np.zeros((B, T), bool)
     allowed[:, 3:] = True
     spans = np.array([[3, 4], [5, 8], [8, 8]])[:B]  # the last row: the null position twice
-    return ids, spans, allowed
+    segments = rng.integers(0, TINY.n_segments, (B, T))  # table columns, say
+    return ids, spans, allowed, segments
 
 
 def perturbed(seed=0):
@@ -35,10 +36,10 @@ def perturbed(seed=0):
 
 def test_span_loss_gradients_match_finite_differences():
     model, rng = perturbed(), np.random.default_rng(1)
-    ids, spans, allowed = problem(rng)
-    _, grads = model.loss_and_grads(ids, spans, allowed)
-    assert grads.keys() == model.params.keys()
-    worst = worst_sampled_error(lambda: model.loss_and_grads(ids, spans, allowed)[0],
+    args = problem(rng)
+    _, grads = model.loss_and_grads(*args)
+    assert grads.keys() == model.params.keys() and "wse" in grads  # segment embeddings too
+    worst = worst_sampled_error(lambda: model.loss_and_grads(*args)[0],
                                 model.params, grads, rng, per_tensor=5)
     assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
 
@@ -49,6 +50,20 @@ def test_backward_twice_gives_identical_grads():
     _, g1 = model.loss_and_grads(*args)
     _, g2 = model.loss_and_grads(*args)
     assert all(np.array_equal(g1[k], g2[k]) for k in g1)
+
+
+def test_segments_change_the_scores_and_are_checked():
+    model, rng = perturbed(), np.random.default_rng(3)
+    ids, _, _, segments = problem(rng)
+    s0, _, _ = model.scores(ids)  # no segments: all 0
+    s1, _, _ = model.scores(ids, segments)
+    assert np.allclose(s0, model.scores(ids, np.zeros_like(ids))[0])
+    assert not np.allclose(s0, s1)
+    with pytest.raises(ValueError, match="segments"):
+        model.scores(ids, np.full_like(ids, TINY.n_segments))  # out of range
+    plain = SpanReader(MiniGPTConfig(vocab_size=11, block_size=10, d_model=8, n_head=2))
+    with pytest.raises(ValueError, match="no segment embeddings"):
+        plain.scores(ids, segments)
 
 
 def test_masked_positions_get_no_probability():
@@ -105,9 +120,8 @@ def test_save_load_round_trip_and_tampering(tmp_path):
     model = perturbed()
     model.save(tmp_path / "r.npz")
     back = SpanReader.load(tmp_path / "r.npz")
-    ids, spans, allowed = problem(np.random.default_rng(3))
-    assert model.loss_and_grads(ids, spans, allowed)[0] == back.loss_and_grads(
-        ids, spans, allowed)[0]
+    args = problem(np.random.default_rng(3))
+    assert model.loss_and_grads(*args)[0] == back.loss_and_grads(*args)[0]
     data = bytearray((tmp_path / "r.npz").read_bytes())
     (tmp_path / "cut.npz").write_bytes(bytes(data[: len(data) // 2]))
     with pytest.raises(CheckpointError, match=r"cut\.npz"):

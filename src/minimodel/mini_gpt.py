@@ -29,6 +29,7 @@ class MiniGPTConfig:
     n_layer: int = 2  # transformer blocks (2-4 for this course)
     dropout: float = 0.0  # residual / embedding dropout while training (0 = off)
     dtype: str = "float32"  # parameter and activation dtype; "float64" for gradient checks
+    n_segments: int = 0  # ids of an extra input embedding (BERT's token types); 0 = none
     tokenizer_sha256: str = ""  # BPETokenizer.fingerprint of the vocab's tokenizer ("" = unset)
 
     def __post_init__(self):
@@ -37,6 +38,8 @@ class MiniGPTConfig:
                 f"d_model ({self.d_model}) must be divisible by n_head ({self.n_head})")
         if min(self.vocab_size, self.block_size, self.n_head, self.n_layer) < 1:
             raise ValueError("vocab_size, block_size, n_head and n_layer must all be >= 1")
+        if self.n_segments < 0:
+            raise ValueError(f"n_segments ({self.n_segments}) must be >= 0")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', not {self.dtype!r}")
         if not 0.0 <= self.dropout < 1.0:
@@ -63,6 +66,8 @@ class MiniGPT:
             return rng.normal(0.0, s, size=shape)
 
         p = {"wte": normal(cfg.vocab_size, C, s=0.1), "wpe": normal(cfg.block_size, C)}  # [V,C]
+        if cfg.n_segments:
+            p["wse"] = normal(cfg.n_segments, C)  # [S, C] segment embeddings
         for i in range(cfg.n_layer):
             h, s_res = f"h{i}.", std / np.sqrt(2 * cfg.n_layer)
             p[h + "ln1.g"], p[h + "ln1.b"] = np.ones(C), np.zeros(C)  # [C], [C]
@@ -82,7 +87,7 @@ class MiniGPT:
 
     def no_decay(self) -> set[str]:
         """Parameters AdamW should not shrink: LayerNorm gains, biases and the embeddings."""
-        return {k for k, v in self.params.items() if v.ndim < 2 or k in ("wte", "wpe")}
+        return {k for k, v in self.params.items() if v.ndim < 2 or k in ("wte", "wpe", "wse")}
 
     def astype(self, dtype: str) -> MiniGPT:
         """A copy of the model with every parameter (and so every activation) in `dtype`."""
@@ -102,23 +107,36 @@ class MiniGPT:
 
     # ------------------------------------------------------------------------------ forward
 
-    def hidden_forward(self, ids, kv=None, rng=None):
+    def hidden_forward(self, ids, kv=None, rng=None, segments=None):
         """Final hidden states h [B, T, C] (after the last LayerNorm) and the cache for
         `hidden_backward`. A new head (a copy/pointer head, say) can sit on top of h.
-        `kv`: one layers.KVCache per block (generation). `rng`: enables dropout (training)."""
+        `kv`: one layers.KVCache per block (generation). `rng`: enables dropout (training).
+        `segments` [B, T]: ids in [0, n_segments) whose embeddings join the input (all 0 when
+        None); the span reader marks the table column a token sits in."""
         p, cfg = self.params, self.config
         offset = kv[0].n if kv else 0
         ids = self._check_ids(ids, offset)  # [B, T]
         T = ids.shape[1]
         tok, c_tok = L.embedding_forward(ids, p["wte"])  # [B, T, C]
         x = tok + p["wpe"][offset : offset + T]  # [B, T, C] + [T, C] -> [B, T, C]
+        c_seg = None
+        if cfg.n_segments:
+            seg = np.zeros_like(ids) if segments is None else np.asarray(segments)  # [B, T]
+            if seg.shape != ids.shape or seg.min() < 0 or seg.max() >= cfg.n_segments:
+                raise ValueError(f"segments must be a {ids.shape} array of ids in "
+                                 f"[0, {cfg.n_segments})")
+            s_emb, c_seg = L.embedding_forward(seg, p["wse"])  # [B, T, C]
+            x = x + s_emb
+        elif segments is not None:
+            raise ValueError("this model has no segment embeddings (n_segments = 0)")
         x, c_drop = L.dropout_forward(x, cfg.dropout, rng)  # [B, T, C]
         blocks = []
         for i in range(cfg.n_layer):
             x, c = self._block_forward(x, f"h{i}.", kv[i] if kv else None, rng)  # [B, T, C]
             blocks.append(c)
         h, c_lnf = L.layernorm_forward(x, p["lnf.g"], p["lnf.b"])  # [B, T, C]
-        return h, {"tok": c_tok, "drop": c_drop, "blocks": blocks, "lnf": c_lnf, "T": T}
+        return h, {"tok": c_tok, "seg": c_seg, "drop": c_drop, "blocks": blocks, "lnf": c_lnf,
+                   "T": T}
 
     def _block_forward(self, x, pre, kv, rng):
         # pre-LN: x + attn(ln1(x)), then x + mlp(ln2(x)); the residual stream is never normed.
@@ -160,6 +178,8 @@ class MiniGPT:
         g["wpe"] = np.zeros_like(p["wpe"])  # [Tmax, C]
         g["wpe"][: cache["T"]] = dx.sum(axis=0)  # x = tok + wpe[:T], broadcast over B
         g["wte"] = L.embedding_backward(dx, cache["tok"])  # [V, C]
+        if cache["seg"] is not None:
+            g["wse"] = L.embedding_backward(dx, cache["seg"])  # [S, C]
         return g
 
     def _block_backward(self, dx, cache, pre, g):

@@ -51,20 +51,21 @@ class SpanReader:
         return SpanReader(replace(self.config, dtype=dtype),
                           params={k: v.astype(dtype) for k, v in self.params.items()})
 
-    def scores(self, ids):
-        """start [B, T], end [B, T] scores, and the cache for the backward pass."""
-        h, cache = self.gpt.hidden_forward(ids)  # [B, T, C]
+    def scores(self, ids, segments=None):
+        """start [B, T], end [B, T] scores, and the cache for the backward pass.
+        `segments` [B, T]: the trunk's segment ids (MiniGPT.hidden_forward), if it has any."""
+        h, cache = self.gpt.hidden_forward(ids, segments=segments)  # [B, T, C]
         se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
         return se[..., 0], se[..., 1], (cache, c_head)
 
-    def loss_and_grads(self, ids, spans, allowed, rng=None):
+    def loss_and_grads(self, ids, spans, allowed, segments=None, rng=None):
         """Mean over the batch of -log p(start) - log p(end), each a softmax over the allowed
         positions [B, T]; spans [B, 2] are the gold (start, end) positions (the null position
-        twice when the prompt holds no answer). The signature is MiniGPT's (ids, targets,
-        mask), so minimodel.train.train runs this model too. `rng` turns dropout on.
-        Returns (loss, grads) with fresh arrays every call."""
+        twice when the prompt holds no answer); segments [B, T] as in `scores`. A batch is
+        (ids, spans, allowed[, segments]), so minimodel.train.train runs this model as it runs
+        MiniGPT. `rng` turns dropout on. Returns (loss, grads), fresh arrays every call."""
         start, end = np.asarray(spans)[:, 0], np.asarray(spans)[:, 1]  # [B], [B]
-        h, cache = self.gpt.hidden_forward(ids, rng=rng)  # [B, T, C]
+        h, cache = self.gpt.hidden_forward(ids, rng=rng, segments=segments)  # [B, T, C]
         se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
         s, e = se[..., 0], se[..., 1]  # [B, T], [B, T]
         B = s.shape[0]

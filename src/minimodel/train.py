@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[2]  # src/minimodel/train.py -> the repo
 # the shipped tokenizer's special tokens (data/models/MANIFEST.json), for the fallback one
 SPECIAL_TOKENS = ["<|pad|>", "<|eos|>", "<|ctx|>", "<|q|>", "<|a|>", "<|idk|>",
                   "<|#1|>", "<|#2|>", "<|#3|>", "<|#4|>"]
-Batch = tuple  # (ids [B, T] int, targets [B, T] int, mask [B, T] or None)
+Batch = tuple  # (ids [B, T] int, targets [B, T] int, mask [B, T] or None), or a model's own
+# inputs with ids first (the span reader's: ids, spans, allowed, segments)
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,10 @@ def train(model: MiniGPT, next_batch: Callable[[np.random.Generator], Batch],
     n_tokens, busy = 0, 0.0  # tokens trained on, seconds spent in training steps
     for step in range(cfg.steps):
         t0 = time.perf_counter()
-        ids, targets, mask = next_batch(rng)
+        batch = next_batch(rng)  # (ids, targets, mask) or a model's own inputs, ids first
+        ids = batch[0]
         lr = cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.min_lr)
-        loss, grads = model.loss_and_grads(ids, targets, mask, rng=rng)
+        loss, grads = model.loss_and_grads(*batch, rng=rng)
         clip_grad_norm(grads, cfg.grad_clip)
         opt.step(grads, lr)
         busy += time.perf_counter() - t0

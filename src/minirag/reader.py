@@ -51,6 +51,7 @@ class ReaderConfig:
     lr: float = 3e-3  # peak learning rate
     seed: int = 0  # seeds the data, the init and the batches
     max_answer_tokens: int = 8  # longest span the reader may answer with
+    n_columns: int = 8  # table-column embeddings: 0 (not in a table row), 1 .. 7 (column k)
 
 
 @dataclass(frozen=True)
@@ -75,19 +76,50 @@ def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
     return out
 
 
-def to_batch(examples: list[Example], tokenizer):
-    """ids [B, T] right-padded with <|pad|>, spans [B, 2], allowed [B, T] (windows + null)."""
+def columns(ids: list[int], tokenizer, n_columns: int = 8) -> list[int]:
+    """The table column each token of a compact prompt sits in: 0 outside a table row, k
+    inside the k-th cell of one (capped at n_columns - 1), counted from the row's first "|".
+
+    Example: the window "| go | went | gone |" -> "|" 1, " go" 1, " |" 2, " went" 2, ...
+    A row's column is what separates "went" from "gone"; the reader gets it as an input
+    embedding (as TAPAS does for table QA) instead of counting bars with attention.
+    """
+    specials = set(tokenizer.special_ids.values())  # <|q|>, <|ctx|>, markers, <|a|>, ...
+    pieces = ["\n" if t in specials else tokenizer.vocab[t].decode("utf-8", errors="replace")
+              for t in ids]  # a special token ends a line
+    text = "".join(pieces)
+    col = [0] * (len(text) + 1)  # per character
+    pos = 0
+    for line in text.split("\n"):
+        if line.lstrip().startswith("|"):  # a table row
+            bars = 0
+            for i, ch in enumerate(line):
+                bars += ch == "|"
+                col[pos + i] = min(bars, n_columns - 1)
+        pos += len(line) + 1
+    out, pos = [], 0
+    for p in pieces:  # a token's column is its first visible character's
+        out.append(col[pos + min(len(p) - len(p.lstrip()), max(0, len(p) - 1))])
+        pos += len(p)
+    return out
+
+
+def to_batch(examples: list[Example], tokenizer, n_columns: int = 8):
+    """ids [B, T] right-padded with <|pad|>, spans [B, 2], allowed [B, T] (windows + null),
+    columns [B, T] (`columns`)."""
     T = max(len(e.ids) for e in examples)
     pad = tokenizer.encode_special(PAD)[0]
     ids = np.full((len(examples), T), pad, dtype=np.int64)  # [B, T]
     allowed = np.zeros((len(examples), T), dtype=bool)  # [B, T]
+    cols = np.zeros((len(examples), T), dtype=np.int64)  # [B, T]
     for b, e in enumerate(examples):
         ids[b, :len(e.ids)] = e.ids
+        cols[b, :len(e.ids)] = columns(e.ids, tokenizer, n_columns)
         for lo, hi in windows(e.ids, tokenizer):
             allowed[b, lo:hi] = True
         allowed[b, len(e.ids) - 1] = True  # the <|a|> position: "no answer here"
     spans = np.array([[e.start, e.end] for e in examples], dtype=np.int64)  # [B, 2]
-    return ids, spans, allowed
+    return ids, spans, allowed, cols
 
 
 class Reader:
@@ -98,7 +130,10 @@ class Reader:
 
     def read(self, prompt: Prompt) -> Reading:
         ids = prompt.token_ids
-        start, end, _ = self.model.scores(np.array([ids]))  # [1, T], [1, T]
+        cols = columns(ids, self.tokenizer, self.model.config.n_segments) \
+            if self.model.config.n_segments else None
+        start, end, _ = self.model.scores(np.array([ids]),
+                                          None if cols is None else np.array([cols]))  # [1, T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
         s, e, span, null = self.model.best_span(start[0], end[0], cells, len(ids) - 1,
@@ -171,13 +206,14 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), kb: Path = DEFAULT_KB,
     train_ex, eval_ex = training_data(cfg, kb, tokenizer, log)
     t_data = time.perf_counter() - t0
     mcfg = MiniGPTConfig(vocab_size=len(tokenizer), block_size=64, d_model=cfg.d_model,
-                         n_head=cfg.n_head, n_layer=cfg.n_layer,
+                         n_head=cfg.n_head, n_layer=cfg.n_layer, n_segments=cfg.n_columns,
                          tokenizer_sha256=tokenizer.fingerprint)
     model = SpanReader(mcfg, seed=cfg.seed)
     rng = np.random.default_rng([cfg.seed, 2])
     next_batch = lambda r: to_batch(  # noqa: E731
-        [train_ex[i] for i in r.integers(0, len(train_ex), cfg.batch_size)], tokenizer)
-    eval_batches = [to_batch(eval_ex[i:i + cfg.batch_size], tokenizer)
+        [train_ex[i] for i in r.integers(0, len(train_ex), cfg.batch_size)], tokenizer,
+        cfg.n_columns)
+    eval_batches = [to_batch(eval_ex[i:i + cfg.batch_size], tokenizer, cfg.n_columns)
                     for i in range(0, len(eval_ex), cfg.batch_size)]
     tcfg = TrainConfig(steps=cfg.steps, lr=cfg.lr, min_lr=cfg.lr / 10, warmup=100,
                        eval_interval=max(1, cfg.steps // 10), log_interval=max(1, cfg.steps // 30))
