@@ -41,7 +41,8 @@ def format_eval(report: dict) -> str:
         out.append(table(grid, ["group", "n", *configs]))
         out.append("")
     if report.get("reader"):
-        out.append("Reader (MiniGPT span reader; EM = exact match, cite = citation accuracy)")
+        out.append("Reader (MiniGPT span reader; EM = exact match, cite = citation accuracy; "
+                   f"retrieved = {report.get('reader_retriever', 'hybrid')}, k = 3)")
         out.append(table([{**r, **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
                           for r in report["reader"]], ["context", "group", "n", *READER_COLUMNS]))
         out.append("")
