@@ -13,9 +13,9 @@ import pytest
 from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
 from minirag.artifacts import load_tokenizer
-from minirag.index import load_or_build_index
+from minirag.index import IndexConfig, load_or_build_index
 from minirag.kb import DEFAULT_KB
-from minirag.pipeline import RAGPipeline, rag_answer
+from minirag.pipeline import DEFAULT_EMBEDDER, RAGPipeline, rag_answer
 from minirag.prompt import IDK_TEXT
 from minirag.reader import Reader
 from minirag.retrieve import Retriever
@@ -83,7 +83,8 @@ def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
     assert "| choose | chose | chosen |" in text
     abc.write_text(text.replace("| choose | chose | chosen |", "| choose | chase | chasen |"),
                    encoding="utf-8")
-    index = load_or_build_index(kb, cache_dir=tmp_path / "cache")
+    index = load_or_build_index(kb, IndexConfig(embedder=DEFAULT_EMBEDDER),
+                                cache_dir=tmp_path / "cache")  # the pipeline's retriever
     edited = RAGPipeline(Retriever(index.store, index.bm25), Reader.load())
     for question, answer in [("past participle of choose", "chasen"), ("past of choose", "chase")]:
         a = edited.ask(question)

@@ -190,8 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("ask", cmd_ask, print_ask, "answer a question with citations, or abstain")
     s.add_argument("question", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
-    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="biencoder",
-                   help="the dense half of the hybrid retriever (default: the trained one)")
+    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing",
+                   help="the dense half of the hybrid retriever")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")

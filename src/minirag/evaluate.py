@@ -108,23 +108,21 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
     return rows
 
 
-def reader_rows(configs: dict, questions: list[dict], eval_set: Path, kb: Path
-                ) -> tuple[str, list[dict]]:
-    """The reader's rows (evaluate_reader.py) if a trained reader is shipped, else [], and
-    the name of the configuration that retrieved its context: the pipeline's (the control's
-    if the trained encoder is not shipped)."""
+def reader_rows(configs: dict, questions: list[dict], eval_set: Path) -> list[dict]:
+    """The reader's rows (evaluate_reader.py) if a trained reader is shipped, else []: the
+    retrieved rows once per hybrid configuration, the pipeline's first."""
     from minirag.pipeline import DEFAULT_EMBEDDER
     from minirag.reader import READER_PATH, Reader
-    name = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
-    name = name if name in configs else "hybrid(hashing+bm25)"
     if not READER_PATH.is_file():
-        return name, []
+        return []
     from minirag.evaluate_reader import evaluate_reader
-    retriever = configs[name][0]
+    first = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
+    names = sorted((n for n in configs if n.startswith("hybrid")), key=lambda n: n != first)
+    retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_set).with_name("unanswerable.jsonl")
     unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
-    return name, evaluate_reader(Reader.load(), retriever, retriever.store.chunks, questions,
-                                 unanswerable)
+    return evaluate_reader(Reader.load(), retrievers, retrievers[names[0]].store.chunks,
+                           questions, unanswerable)
 
 
 def environment(kb: Path, n_questions: int) -> dict:
@@ -141,8 +139,7 @@ def run(eval_set: Path = DEFAULT_EVAL / "retrieval.jsonl", kb: Path = DEFAULT_KB
         raise ValueError(f"{eval_set}: no answerable questions to evaluate")
     configs = configurations(kb)
     rows, misses = evaluate_retrieval(questions, configs)
-    reader_retriever, reader = reader_rows(configs, questions, eval_set, kb)
-    report = {"retrieval": rows, "reader": reader, "reader_retriever": reader_retriever,
+    report = {"retrieval": rows, "reader": reader_rows(configs, questions, eval_set),
               "misses": misses,
               "sweep": sweep_chunking(questions, kb) if sweep else [],
               "env": environment(kb, len(questions))}

@@ -54,8 +54,10 @@ def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None
                              and answer.lower() in cited.text.lower())}
 
 
-def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool) -> list[dict]:
-    """Aggregate per group (all, verb, type:...) into DESIGN's reader rows."""
+def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
+         retriever: str | None = None) -> list[dict]:
+    """Aggregate per group (all, verb, type:...) into DESIGN's reader rows; `retriever` names
+    the configuration that gave a retrieved context (None for oracle and closed-book)."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for q, m in scored:
         for g in ["all", f"type:{q['type']}"] + (["verb"] if q["topic"] == "verb-conjugation"
@@ -66,7 +68,8 @@ def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool) -> lis
         answered = [m for m in ms if not m["abstained"]]
         abst = float(np.mean([m["abstained"] for m in ms]))
         out.append({
-            "context": context, "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
+            "context": context, "retriever": retriever,
+            "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
             "exact_match": round(float(np.mean([m["em"] for m in ms])), 4) if answerable else None,
             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
             if answerable and answered else None,
@@ -76,33 +79,35 @@ def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool) -> lis
     return sorted(out, key=lambda r: (order.get(r["group"], 2), r["group"]))
 
 
-def evaluate_reader(reader: Reader, retriever: Retriever, chunks: list[Chunk],
+def evaluate_reader(reader: Reader, retrievers: dict[str, Retriever], chunks: list[Chunk],
                     questions: list[dict], unanswerable: list[dict], k: int = 3) -> list[dict]:
-    """Oracle, retrieved and closed-book rows on the labelled sets, plus faithfulness rows."""
+    """Oracle and closed-book rows on the labelled sets, retrieved rows for each of
+    `retrievers` (config name -> Retriever; the first is the pipeline's), and the
+    faithfulness rows."""
     out = []
-    idf = retriever.bm25.idf_of
+    idf = next(iter(retrievers.values())).bm25.idf_of  # one KB, one BM25 vocabulary
     answerable = [q for q in questions if q["answer"]]
-    contexts = {
-        "oracle": lambda q: [c] if (c := gold_chunk(q, chunks)) else [],
-        "retrieved": lambda q: retriever.retrieve(q["question"], k, hybrid=True),
-        "closed-book": lambda q: [],
-    }
-    for name, ctx in contexts.items():
-        out += rows(name, [(q, score(reader, q["question"], ctx(q), q["answer"], idf))
-                           for q in answerable], answerable=True)
-        if name != "oracle":
-            out += rows(name, [(q, score(reader, q["question"], ctx(q), None, idf))
-                               for q in unanswerable], answerable=False)
-    out += faithfulness_rows(reader, retriever, chunks, k)
+    contexts = [("oracle", None, lambda q: [c] if (c := gold_chunk(q, chunks)) else [])]
+    contexts += [("retrieved", name, lambda q, r=r: r.retrieve(q["question"], k, hybrid=True))
+                 for name, r in retrievers.items()]
+    contexts.append(("closed-book", None, lambda q: []))
+    for context, name, ctx in contexts:
+        out += rows(context, [(q, score(reader, q["question"], ctx(q), q["answer"], idf))
+                              for q in answerable], True, name)
+        if context != "oracle":
+            out += rows(context, [(q, score(reader, q["question"], ctx(q), None, idf))
+                                  for q in unanswerable], False, name)
+    out += faithfulness_rows(reader, retrievers, chunks, k)
     return out
 
 
-def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk], k: int = 3,
-                      seed: int = 0) -> list[dict]:
+def faithfulness_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: list[Chunk],
+                      k: int = 3, seed: int = 0) -> list[dict]:
     """`counterfactual`: every KB verb's row rewritten (another verb's forms, or a nonce
     verb's), asked with the eval phrasings, oracle context. `held-out`: the held-out verbs,
-    oracle context (group "oracle") and end to end (group "retrieved")."""
-    rng, idf = np.random.default_rng(seed), retriever.bm25.idf_of
+    oracle context (group "oracle") and end to end with each retriever (group "retrieved")."""
+    rng = np.random.default_rng(seed)
+    idf = next(iter(retrievers.values())).bm25.idf_of
     verbs = [f for c in chunks for f in table_facts(c) if f.kind == "verb"]
     rows_out = []
     cf = []
@@ -119,15 +124,18 @@ def faithfulness_rows(reader: Reader, retriever: Retriever, chunks: list[Chunk],
         cf.append(({"type": "counterfactual", "topic": "verb-conjugation"},
                    score(reader, q, [chunk], answer, idf)))
     rows_out += _faith_row("counterfactual", "all", [m for _, m in cf])
-    held = [f for f in verbs if f.key in HELD_OUT_VERBS]
-    for name in ("oracle", "retrieved"):
-        ms = []
-        for f in held:
-            q = _phrase(f, rng)
-            ctx = [f.chunk] if name == "oracle" else retriever.retrieve(q, k, hybrid=True)
-            ms.append(score(reader, q, ctx, f.answer.split(" / ")[0], idf))
-        rows_out += _faith_row("held-out", name, ms)
+    held = [(f, _phrase(f, rng)) for f in verbs if f.key in HELD_OUT_VERBS]
+    rows_out += _faith_row("held-out", "oracle", [score(reader, q, [f.chunk], _first(f), idf)
+                                                  for f, q in held])
+    for name, r in retrievers.items():
+        rows_out += _faith_row("held-out", "retrieved", [
+            score(reader, q, r.retrieve(q, k, hybrid=True), _first(f), idf) for f, q in held],
+            name)
     return rows_out
+
+
+def _first(f: Fact) -> str:
+    return f.answer.split(" / ")[0]
 
 
 def _forms(f: Fact) -> tuple[str, str]:
@@ -140,9 +148,10 @@ def _phrase(f: Fact, rng: np.random.Generator) -> str:
     return ts[int(rng.integers(len(ts)))].format(k=f.key)
 
 
-def _faith_row(context: str, group: str, ms: list[dict]) -> list[dict]:
+def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None = None
+               ) -> list[dict]:
     answered = [m for m in ms if not m["abstained"]]
-    return [{"context": context, "group": group, "n": len(ms),
+    return [{"context": context, "retriever": retriever, "group": group, "n": len(ms),
              "exact_match": round(float(np.mean([m["em"] for m in ms])), 4),
              "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
              if answered else None,

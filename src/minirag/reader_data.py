@@ -102,11 +102,13 @@ def answer_span(ids: list[int], shown: int, answer: str, tokenizer) -> tuple[int
 
 
 def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
-                 tokenizer, rng: np.random.Generator, kind: str, show: bool = True) -> Example:
+                 tokenizer, rng: np.random.Generator, kind: str, show: bool = True,
+                 answerable: bool = True) -> Example:
     """Lay out `question` with the fact's chunk among 0-2 distractors (`show`), or 0-3
     distractors that do not state the fact's answer (not `show`: the target is "no answer").
     Three chunks is the common case (k = 3); fewer teach the reader the wider windows an
-    oracle or a short retrieval list gives."""
+    oracle or a short retrieval list gives. Not `answerable`: the chunk is shown but the
+    question asks something it does not say (the target is "no answer" all the same)."""
     hits = [c for c, _ in bm25.search(question, 12)] if question.strip() else []
     avoid = lambda c: (f is not None and (c.id == f.chunk.id or mentions(  # noqa: E731
         c.text, frozenset(re.findall(r"[a-z']+", (f.answer + " " + f.key).lower())))))
@@ -124,17 +126,18 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
-    if show and f.chunk.id in p.citations.values():
+    if show and answerable and f.chunk.id in p.citations.values():
         shown = list(p.citations.values()).index(f.chunk.id)
         span = answer_span(p.token_ids, shown, f.answer.split(" / ")[0], tokenizer)
     if span is None:
-        return Example(p.token_ids, null, null, question, None, kind if not show else "none")
+        return Example(p.token_ids, null, null, question, None,
+                       "none" if show and answerable else kind)
     return Example(p.token_ids, span[0], span[1], question, f.answer, kind)
 
 
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
 MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0.05,
-       "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": answer not shown
+       "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": nothing to answer
 
 
 def normalise_question(q: str) -> str:
@@ -150,13 +153,21 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
     examples: list[Example] = []
     while len(examples) < n:
         kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
+        shown = kind != "none"
         if kind == "none":
-            f, label = _pick_fact(facts, rng), "none"
-            word = nonce_word(rng)
-            if word in forbidden_words:
-                continue  # an invented word that happens to be a real one: draw again
-            q = (question_for(f, rng) if rng.random() < 0.7 else
-                 NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))].format(w=word))
+            f, roll = _pick_fact(facts, rng), rng.random()
+            frame = NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))]
+            if roll < 0.55:  # a grammar question whose fact is not in the prompt
+                q, label = question_for(f, rng), "none"
+            elif roll < 0.8 and f.kind != "cloze":
+                # an off-topic question about a word the prompt does show ("pronunciation of
+                # go" beside "| go | went | gone |"): seeing the word is not being asked about it
+                q, label, shown = frame.format(w=f.key), "offtopic", True
+            else:  # an off-topic question about an invented word
+                word = nonce_word(rng)
+                if word in forbidden_words:
+                    continue  # an invented word that happens to be a real one: draw again
+                q, label = frame.format(w=word), "none"
         else:
             f = facts[kind][int(rng.integers(len(facts[kind])))]
             label = kind
@@ -167,7 +178,8 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
             q = question_for(f, rng)
         if normalise_question(q) in banned:
             continue  # never train on an eval question, even by coincidence
-        ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=kind != "none")
+        ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=shown,
+                          answerable=kind != "none")
         if kind == "none" or ex.answer is not None:  # a fact cut out of its window: skip it
             examples.append(ex)
     return examples

@@ -42,9 +42,11 @@ def format_eval(report: dict) -> str:
         out.append("")
     if report.get("reader"):
         out.append("Reader (MiniGPT span reader; EM = exact match, cite = citation accuracy; "
-                   f"retrieved = {report.get('reader_retriever', 'hybrid')}, k = 3)")
-        out.append(table([{**r, **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
-                          for r in report["reader"]], ["context", "group", "n", *READER_COLUMNS]))
+                   "retrieved contexts: k = 3)")
+        out.append(table([{**r, "retriever": r.get("retriever") or "-",
+                           **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
+                          for r in report["reader"]],
+                         ["context", "retriever", "group", "n", *READER_COLUMNS]))
         out.append("")
     if report.get("sweep"):
         out.append("Chunk size and overlap sweep, hybrid(hashing+bm25)")
