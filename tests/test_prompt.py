@@ -12,7 +12,9 @@ from minirag.prompt import (
     COMPACT_TEMPLATE,
     FULL_TEMPLATE,
     IDK_TEXT,
+    best_window,
     build_prompt,
+    query_weights,
     units,
 )
 from minirag.special_tokens import CTX, MARKERS, SPECIAL_TOKENS, A, Q
@@ -78,6 +80,27 @@ def test_each_chunk_is_cut_to_its_most_relevant_line(tok):
     body = "Irregular verbs: go went gone.\n| drink | drank | drunk |\n| sing | sang | sung |\n"
     p = build_prompt("past of drink", [chunk(body)], COMPACT_TEMPLATE, 24, tok)
     assert p.text == "<|q|>past of drink<|ctx|><|#1|>| drink | drank | drunk |<|a|>"
+
+
+def test_query_weights_cue_and_near_misses():
+    one = lambda w: 1.0  # noqa: E731
+    vocab = {"put", "puts", "bag", "catch", "study", "go", "sing"}
+    assert query_weights("is 'i putted my bag here' correct", vocab, one) == {
+        "bag": 1.0, "put": 0.5, "puts": 0.5}  # "putted" lacks: put / puts are near misses
+    assert query_weights("he ___ (catched) it", vocab, one) == {"catch": 1.5}  # cue x3, half
+    assert query_weights("he studies", vocab, one) == {"study": 0.5}  # all but the last letter
+    assert query_weights("sang", vocab, one) == {}  # "sing" shares 1 letter: no near miss
+    assert query_weights("goes", vocab, one) == {}  # "go" is too short to be a stem
+
+
+def test_a_window_joins_the_next_best_units_that_fit_in_text_order(tok):
+    body = ("Use since with a point in time.\n| swim | swam | swum |\n"
+            "The past simple of swim is swam.")
+    wide = best_window("past of swim", body, 40, tok, lambda w: 1.0)
+    assert wide == "| swim | swam | swum |\nThe past simple of swim is swam."  # no "since" line
+    best = "The past simple of swim is swam."  # two query words against the row's one
+    narrow = best_window("past of swim", body, len(tok.encode(best)) + 1, tok, lambda w: 1.0)
+    assert narrow == best  # the row would not fit beside it
 
 
 def test_a_long_line_is_windowed_around_the_query_word(tok):

@@ -79,8 +79,10 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     """What each word of a chunk is worth to this query: weight(w) for a query word, three
     times that for a fill-in's cue, and half for a near miss.
 
-    A near miss is a chunk word sharing all but the last letter (at least 3) with a query
-    word the chunk lacks: "putted" finds "put", "catched" "catch", "studies" "study".
+    A near miss is a chunk word for a query word the chunk lacks: the shorter of the two has at
+    least 3 letters, the other starts with all of it but its last letter (and at least its
+    first 3), and they differ in length by at most 4: "putted" finds "put", "catched"
+    "catch", "studies" "study"; "sang" does not find "sing".
     """
     q = set(tokenize(query)) - STOPWORDS
     # subtle: in a fill-in ("she has ___ (write) a letter") the word in brackets is the one
