@@ -103,6 +103,14 @@ def test_a_window_joins_the_next_best_units_that_fit_in_text_order(tok):
     assert narrow == best  # the row would not fit beside it
 
 
+def test_unit_scores_are_exact_sums_whatever_the_set_order(tok):
+    # 0.1 + 0.2 + 0.3 is 0.6 exactly rounded (math.fsum), but 0.6000000000000001 when summed
+    # as (0.1 + 0.2) + 0.3: a plain sum over a set would break the tie of "aa bb cc" with
+    # "dd" one way for some PYTHONHASHSEED values and the other way for others
+    weight = {"aa": 0.1, "bb": 0.2, "cc": 0.3, "dd": 0.6}.get
+    assert best_window("aa bb cc dd", "aa bb cc\ndd", 4, tok, weight) == "dd"  # tie: shorter
+
+
 def test_a_long_line_is_windowed_around_the_query_word(tok):
     long_line = "go went gone " * 12 + "swim swam swum " + "go went gone " * 12
     p = build_prompt("swim", [chunk(long_line)], COMPACT_TEMPLATE, 16, tok)

@@ -114,7 +114,9 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
     words = [set(tokenize(u)) for u in cands]
     w8 = query_weights(query, set().union(*words), weight)
-    scores = [sum(w8.get(w, 0.0) for w in ws) for ws in words]
+    # subtle: fsum is exactly rounded, so a score (and every tie) does not depend on the
+    # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
+    scores = [math.fsum(w8.get(w, 0.0) for w in ws) for ws in words]
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
     ids = tokenizer.encode(cands[order[0]])
     if len(ids) > max_tokens:
