@@ -32,6 +32,7 @@ from common import environment, median_ms, table
 from threadpoolctl import threadpool_limits
 
 from minirag.chunk import Chunk
+from minirag.embed import VectorsOnly
 from minirag.faiss_store import FaissVectorStore
 from minirag.store import FlatVectorStore
 
@@ -40,18 +41,6 @@ CLUSTERS, SPREAD = 1000, 0.35  # mixture: centres on the unit sphere, noise of n
 M, EF_CONSTRUCTION, EF_SEARCH = 32, 40, 50
 FULL_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000)
-
-
-class NoEmbedder:
-    """The stores need an embedder for text queries; the benchmark only adds and asks vectors."""
-
-    name = "none"
-
-    def __init__(self, d: int):
-        self.d = d
-
-    def embed(self, texts):
-        raise NotImplementedError
 
 
 def mixture(rng: np.random.Generator, n: int, d: int, block: int = 100_000) -> np.ndarray:
@@ -83,9 +72,9 @@ def timed(fn) -> float:
 def bench_size(X: np.ndarray, Q: np.ndarray, chunks: list[Chunk], n: int) -> dict:
     d = X.shape[1]
     V = X[:n]  # [n, d] the first n rows of the mixture, unit float32
-    ours = FlatVectorStore(NoEmbedder(d))
-    flat = FaissVectorStore(NoEmbedder(d), "flat")
-    hnsw = FaissVectorStore(NoEmbedder(d), "hnsw", M=M, ef_search=EF_SEARCH,
+    ours = FlatVectorStore(VectorsOnly(d))
+    flat = FaissVectorStore(VectorsOnly(d), "flat")
+    hnsw = FaissVectorStore(VectorsOnly(d), "hnsw", M=M, ef_search=EF_SEARCH,
                             ef_construction=EF_CONSTRUCTION)
     build_ours = timed(lambda: ours.add_vectors(chunks[:n], V))
     build_flat = timed(lambda: flat.add_vectors(chunks[:n], V))

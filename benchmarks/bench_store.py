@@ -18,18 +18,10 @@ from common import environment, median_ms, peak_mib, table
 from threadpoolctl import threadpool_limits
 
 from minirag.chunk import Chunk
+from minirag.embed import VectorsOnly
 from minirag.store import FlatVectorStore
 
 D, K, SEED = 64, 5, 0
-
-
-class NoEmbedder:
-    """The store needs an embedder for text queries; the benchmark only adds and asks vectors."""
-
-    name, d = "none", D
-
-    def embed(self, texts):
-        raise NotImplementedError
 
 
 def unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -40,7 +32,7 @@ def unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def bench_size(n: int, faiss, rng: np.random.Generator, n_queries: int = 200) -> dict:
     X, Q = unit_rows(rng, n), unit_rows(rng, n_queries)  # [n, d], [m, d] float32
-    store = FlatVectorStore(NoEmbedder())
+    store = FlatVectorStore(VectorsOnly(D))
     store.add_vectors([Chunk(f"{i:012x}", "", "bench", i) for i in range(n)], X)
     index = faiss.IndexFlatIP(D)
     index.add(X)

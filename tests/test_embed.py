@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minirag.embed import HashingEmbedder, stable_hash
+from minirag.embed import HashingEmbedder, VectorsOnly, stable_hash
 
 TEXTS = ["What is the past simple of go?", "Irregular verbs: go, went, gone.",
          "", "   ", "Café déjà vu 🙂", "she has written three letters"]
@@ -65,6 +65,13 @@ def test_same_vectors_in_a_fresh_process(factory):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert bytes.fromhex(out) == factory().embed(TEXTS).tobytes()
+
+
+def test_vectors_only_knows_its_width_and_refuses_text():
+    e = VectorsOnly(16)
+    assert e.d == 16 and e.name == "vectors-only"
+    with pytest.raises(ValueError, match="search_vector"):
+        e.embed(["past of go"])
 
 
 def test_stable_hash_is_blake2b_not_pythons_salted_hash():

@@ -14,23 +14,12 @@ import pytest
 from fakes import TableEmbedder
 
 from minirag.chunk import Chunk, chunk_id
+from minirag.embed import VectorsOnly
 from minirag.store import FlatVectorStore, StoreError
 
 pytest.importorskip("faiss")  # the optional extra `scale`; without it only this file is skipped
 
 from minirag.faiss_store import FaissVectorStore  # noqa: E402
-
-
-class NoEmbedder:
-    """For stores filled with add_vectors and queried with vectors only."""
-
-    name = "none"
-
-    def __init__(self, d: int):
-        self.d = d
-
-    def embed(self, texts):
-        raise NotImplementedError
 
 
 def make_chunks(n: int, doc: str = "doc.md") -> list[Chunk]:
@@ -74,7 +63,7 @@ def test_flat_equals_flat_vector_store(k):
     rng = np.random.default_rng(1)
     X, Q = np.split(mixture(rng, 330, 16), [300])  # queries from the same clusters
     chunks = make_chunks(300)
-    ours, theirs = FlatVectorStore(NoEmbedder(16)), FaissVectorStore(NoEmbedder(16), "flat")
+    ours, theirs = FlatVectorStore(VectorsOnly(16)), FaissVectorStore(VectorsOnly(16), "flat")
     for lo, hi in ((0, 100), (100, 300)):  # two add calls: faiss ids continue across them
         ours.add_vectors(chunks[lo:hi], X[lo:hi])
         theirs.add_vectors(chunks[lo:hi], X[lo:hi])
@@ -92,7 +81,7 @@ def test_hnsw_recall_at_5_on_a_gaussian_mixture():
     rng = np.random.default_rng(2)
     X, Q = np.split(mixture(rng, 3200, 32), [3000])  # queries from the same clusters
     chunks = make_chunks(3000)
-    exact, ann = FlatVectorStore(NoEmbedder(32)), FaissVectorStore(NoEmbedder(32), "hnsw",
+    exact, ann = FlatVectorStore(VectorsOnly(32)), FaissVectorStore(VectorsOnly(32), "hnsw",
                                                                    M=16, ef_search=50)
     exact.add_vectors(chunks, X)
     ann.add_vectors(chunks, X)
@@ -104,7 +93,7 @@ def test_hnsw_recall_at_5_on_a_gaussian_mixture():
 
 
 def test_ties_break_by_insertion_order():
-    store = FaissVectorStore(NoEmbedder(4), "flat")
+    store = FaissVectorStore(VectorsOnly(4), "flat")
     X = np.tile([[1, 2, 0, 0]], (6, 1)).astype(np.float32)
     X[4] = [0, 0, 1, 0]  # one different row among five identical ones
     chunks = make_chunks(6)
@@ -114,7 +103,7 @@ def test_ties_break_by_insertion_order():
 
 
 def test_empty_store_k_larger_than_n_and_bad_input():
-    store = FaissVectorStore(NoEmbedder(3), "hnsw")
+    store = FaissVectorStore(VectorsOnly(3), "hnsw")
     q = np.array([1, 0, 0], dtype=np.float32)
     assert store.search_vector(q, 3) == [] and len(store) == 0
     assert store.vectors.shape == (0, 3)
@@ -132,7 +121,7 @@ def test_empty_store_k_larger_than_n_and_bad_input():
     with pytest.raises(StoreError, match="shape"):
         store.add_vectors(make_chunks(2, "x.md"), np.ones((2, 4)))
     with pytest.raises(StoreError, match="kind"):
-        FaissVectorStore(NoEmbedder(3), "ivf")
+        FaissVectorStore(VectorsOnly(3), "ivf")
     with pytest.raises(StoreError, match="query is empty"):
         store.search("  ")
 
@@ -141,12 +130,12 @@ def test_empty_store_k_larger_than_n_and_bad_input():
 def test_save_load_round_trip(tmp_path, kind):
     rng = np.random.default_rng(3)
     X, Q = np.split(mixture(rng, 520, 8), [500])
-    store = FaissVectorStore(NoEmbedder(8), kind, M=8, ef_search=20)
+    store = FaissVectorStore(VectorsOnly(8), kind, M=8, ef_search=20)
     store.add_vectors(make_chunks(500), X)
     store.save(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
         "chunks.jsonl", "index.faiss", "manifest.json"]
-    back = FaissVectorStore.load(tmp_path / "idx", NoEmbedder(8))
+    back = FaissVectorStore.load(tmp_path / "idx", VectorsOnly(8))
     assert (back.kind, back.M, back.ef_search, len(back)) == (kind, 8, 20, 500)
     assert back.chunks == store.chunks
     np.testing.assert_array_equal(back.vectors, store.vectors)
@@ -155,7 +144,7 @@ def test_save_load_round_trip(tmp_path, kind):
 
 
 def _saved(tmp_path):
-    store = FaissVectorStore(NoEmbedder(4), "flat")
+    store = FaissVectorStore(VectorsOnly(4), "flat")
     store.add_vectors(make_chunks(10), np.random.default_rng(4).standard_normal((10, 4)))
     store.save(tmp_path / "idx")
     return tmp_path / "idx"
@@ -177,7 +166,7 @@ def test_tampered_files_are_refused(tmp_path, tamper, message):
     path = _saved(tmp_path)
     tamper(path)
     with pytest.raises(StoreError, match=message):
-        FaissVectorStore.load(path, NoEmbedder(4))
+        FaissVectorStore.load(path, VectorsOnly(4))
 
 
 def _edit_manifest(path, **changes):
@@ -192,13 +181,13 @@ def test_a_corrupt_index_with_a_matching_sha_is_refused(tmp_path):
     _edit_manifest(path, index_sha256=__import__("hashlib").sha256(
         b"not an index at all").hexdigest())
     with pytest.raises(StoreError, match="faiss cannot read it"):
-        FaissVectorStore.load(path, NoEmbedder(4))
+        FaissVectorStore.load(path, VectorsOnly(4))
 
 
 def test_missing_faiss_gives_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` now raises ImportError
     with pytest.raises(ImportError, match=r"pip install -e '\.\[scale\]'"):
-        FaissVectorStore(NoEmbedder(3))
+        FaissVectorStore(VectorsOnly(3))
 
 
 def test_minirag_imports_and_runs_without_faiss():

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
+from minirag.embed import VectorsOnly
 from minirag.store import FlatVectorStore, StoreError, sha256_file, top_k
 
 
@@ -139,6 +140,15 @@ def test_top_k_sampled_threshold_on_a_big_vector():
 
 
 # ---------------------------------------------------------------- defined edge cases
+
+
+def test_a_store_of_precomputed_vectors_searches_by_vector_only():
+    store = FlatVectorStore(VectorsOnly(3))
+    store.add_vectors([Chunk(chunk_id("v.md", i), "", "v.md", i) for i in range(2)],
+                      np.array([[1, 0, 0], [0, 2, 0]], dtype=np.float32))
+    assert [c.offset for c, _ in store.search_vector(np.array([0, 1, 0], np.float32), 1)] == [1]
+    with pytest.raises(ValueError, match="search_vector"):
+        store.search("past of go", 1)
 
 
 def test_empty_store_returns_nothing():

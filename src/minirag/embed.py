@@ -29,6 +29,23 @@ class Embedder(Protocol):
         ...
 
 
+class VectorsOnly:
+    """The embedder of a store whose vectors come from elsewhere (random unit vectors in a
+    benchmark, another model's output): it knows their width and embeds no text, so the store
+    is filled with `add_vectors` and asked with `search_vector`.
+    Example: FlatVectorStore(VectorsOnly(64)).add_vectors(chunks, X)  # X [n, 64]
+    """
+
+    name = "vectors-only"
+
+    def __init__(self, d: int):
+        self.d = d
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        raise ValueError(f"this store holds precomputed {self.d}-d vectors and embeds no "
+                         "text: add them with add_vectors and search with search_vector")
+
+
 def stable_hash(feature: str) -> int:
     """A 64-bit hash that is the same in every process (Python's hash() is salted per process)."""
     return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")

@@ -117,11 +117,11 @@ def reader_rows(configs: dict, questions: list[dict], eval_set: Path) -> list[di
         return []
     from minirag.evaluate_reader import evaluate_reader
     first = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
-    names = sorted((n for n in configs if n.startswith("hybrid")), key=lambda n: n != first)
+    names = [first] + [n for n in configs if n.startswith("hybrid") and n != first]
     retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_set).with_name("unanswerable.jsonl")
     unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
-    return evaluate_reader(Reader.load(), retrievers, retrievers[names[0]].store.chunks,
+    return evaluate_reader(Reader.load(), retrievers, retrievers[first].store.chunks,
                            questions, unanswerable)
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from minirag.chunk import Chunk
-from minirag.prompt import units
+from minirag.prompt import STOPWORDS, units
 
 # 27 irregular verbs whose forms never appear in reader training, as answer or distractor:
 # held-out exact match measures reading, because memorising them was impossible.
@@ -138,3 +138,15 @@ def mention_facts(verb_facts: list[Fact], chunks: list[Chunk]) -> list[Fact]:
             if answer != f.key and re.search(rf"\b{re.escape(answer)}\b", u.lower()):
                 out.append(Fact("verb", f.key, f.relation, first_alternative(f.answer), u, c))
     return out
+
+
+def all_facts(chunks: list[Chunk]) -> dict[str, list[Fact]]:
+    """Every fact of the chunks by kind: "verb", "table", "arrow", "correction", "cloze" (in
+    chunk order), and "mention" (verb facts restated by prose, mention_facts)."""
+    facts: dict[str, list[Fact]] = {k: [] for k in ("verb", "table", "arrow", "correction",
+                                                   "cloze")}
+    for c in chunks:
+        for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
+            facts[f.kind].append(f)
+    facts["mention"] = mention_facts(facts["verb"], chunks)
+    return facts

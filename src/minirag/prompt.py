@@ -123,8 +123,10 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
         return _cut(cands[order[0]], ids, max_tokens, tokenizer, w8)
     picked, room = [order[0]], max_tokens - len(ids)
     for i in order[1:]:
+        if scores[i] <= 0:
+            break  # sorted by score: the rest hold no query word either
         n = len(tokenizer.encode("\n" + cands[i]))
-        if scores[i] > 0 and n <= room:
+        if n <= room:
             picked.append(i)
             room -= n
     return "\n".join(cands[i] for i in sorted(picked))

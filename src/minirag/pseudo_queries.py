@@ -15,8 +15,7 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.embed import stable_hash
-from minirag.facts import Fact, cloze_facts, line_facts, mention_facts, table_facts
-from minirag.prompt import STOPWORDS
+from minirag.facts import Fact, all_facts
 from minirag.questions import question_for
 
 # share of each kind of fact among the pseudo-queries; "verb" includes prose mentions
@@ -24,13 +23,10 @@ KIND_SHARE = {"verb": 0.45, "table": 0.2, "arrow": 0.15, "correction": 0.1, "clo
 
 
 def kb_facts(chunks: list[Chunk]) -> dict[str, list[Fact]]:
-    """Every fact of the chunks, by kind (the keys of KIND_SHARE)."""
-    facts: dict[str, list[Fact]] = {k: [] for k in KIND_SHARE}
-    for c in chunks:
-        for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
-            facts[f.kind].append(f)
-    facts["verb"] += mention_facts(facts["verb"], chunks)
-    return facts
+    """Every fact of the chunks (facts.all_facts), by the kinds of KIND_SHARE: prose
+    mentions of a verb's forms count as verb facts."""
+    facts = all_facts(chunks)
+    return {k: facts[k] + (facts["mention"] if k == "verb" else []) for k in KIND_SHARE}
 
 
 def split_facts(facts: dict[str, list[Fact]], holdout: float

@@ -22,21 +22,15 @@ from minimodel.train import TrainConfig, train
 from minirag.artifacts import MODELS_DIR, kb_sha256, load_tokenizer
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb
-from minirag.facts import (
-    cloze_facts,
-    held_out_forms,
-    line_facts,
-    mention_facts,
-    scrub,
-    table_facts,
-)
+from minirag.facts import all_facts, held_out_forms, scrub, table_facts
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
-from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt
+from minirag.prompt import IDK_TEXT, Prompt
 from minirag.reader_data import Example, normalise_question, training_set
 from minirag.special_tokens import CTX, MARKERS, PAD, A
 
 READER_PATH = MODELS_DIR / "reader.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
+N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 
 
 @dataclass(frozen=True)
@@ -51,7 +45,7 @@ class ReaderConfig:
     lr: float = 3e-3  # peak learning rate
     seed: int = 0  # seeds the data, the init and the batches
     max_answer_tokens: int = 8  # longest span the reader may answer with
-    n_columns: int = 8  # table-column embeddings: 0 (not in a table row), 1 .. 7 (column k)
+    n_columns: int = N_COLUMNS  # table-column embeddings (reader.columns)
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
     return out
 
 
-def columns(ids: list[int], tokenizer, n_columns: int = 8) -> list[int]:
+def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
     """The table column each token of a compact prompt sits in: 0 outside a table row, k
     inside the k-th cell of one (capped at n_columns - 1), counted from the row's first "|".
 
@@ -104,7 +98,7 @@ def columns(ids: list[int], tokenizer, n_columns: int = 8) -> list[int]:
     return out
 
 
-def to_batch(examples: list[Example], tokenizer, n_columns: int = 8):
+def to_batch(examples: list[Example], tokenizer, n_columns: int = N_COLUMNS):
     """ids [B, T] right-padded with <|pad|>, spans [B, 2], allowed [B, T] (windows + null),
     columns [B, T] (`columns`)."""
     T = max(len(e.ids) for e in examples)
@@ -130,10 +124,9 @@ class Reader:
 
     def read(self, prompt: Prompt) -> Reading:
         ids = prompt.token_ids
-        cols = columns(ids, self.tokenizer, self.model.config.n_segments) \
-            if self.model.config.n_segments else None
-        start, end, _ = self.model.scores(np.array([ids]),
-                                          None if cols is None else np.array([cols]))  # [1, T]
+        n_cols = self.model.config.n_segments  # 0: a reader trained without column embeddings
+        cols = np.array([columns(ids, self.tokenizer, n_cols)]) if n_cols else None  # [1, T]
+        start, end, _ = self.model.scores(np.array([ids]), cols)  # [1, T], [1, T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
         s, e, span, null = self.model.best_span(start[0], end[0], cells, len(ids) - 1,
@@ -181,11 +174,7 @@ def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=
     forms = held_out_forms([f for c in chunks for f in table_facts(c) if f.kind == "verb"])
     pool = [Chunk(c.id, t, c.doc_id, c.offset, c.metadata)
             for c in chunks if (t := scrub(c.text, forms)).strip()]
-    facts: dict[str, list] = {"verb": [], "table": [], "arrow": [], "correction": [], "cloze": []}
-    for c in pool:
-        for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
-            facts[f.kind].append(f)
-    facts["mention"] = mention_facts(facts["verb"], pool)
+    facts = all_facts(pool)
     bm25 = BM25Index()
     bm25.add(pool)
     banned = {normalise_question(q["question"]) for name in ("retrieval", "unanswerable")
