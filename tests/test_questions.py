@@ -9,9 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk
-from minirag.evaluate_reader import EVAL_PHRASINGS
 from minirag.facts import Fact
-from minirag.questions import arrow_kind, compose, noisy, question_for
+from minirag.questions import (
+    ASIDES,
+    EVAL_PHRASINGS,
+    arrow_kind,
+    aside,
+    compose,
+    noisy,
+    question_for,
+)
 from minirag.reader_data import normalise_question
 
 ROW = "| swim | swam | swum |"
@@ -36,6 +43,16 @@ def test_no_training_question_is_an_eval_phrasing():
         evals = {normalise_question(t.format(k="swim")).rstrip("?") for t in EVAL_PHRASINGS[rel]}
         assert not asked & evals
         assert len(asked) > 1000  # composed, not a short list a reader could learn by heart
+
+
+def test_an_aside_mentions_its_word_and_names_no_grammar_relation():
+    rng = np.random.default_rng(0)
+    asked = [aside("sit", rng) for _ in range(2000)]
+    assert all("sit" in q.lower() for q in asked)  # noise never touches a 3-letter word
+    grammar = re.compile(r"\b(past|participle|plural|tense|form|comparative|superlative)\b")
+    assert not any(grammar.search(f) for frames in ASIDES.values() for f in frames)
+    assert len({normalise_question(q) for q in asked}) > 400
+    assert sum(len(frames) for frames in ASIDES.values()) >= 40
 
 
 def test_fill_ins_put_the_verb_in_brackets_and_the_cue_in_the_sentence():

@@ -25,7 +25,17 @@ from minirag.facts import (
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.reader import Reader, ReaderConfig, columns, to_batch, training_data, windows
+from minirag.questions import EVAL_PHRASINGS
+from minirag.reader import (
+    Reader,
+    ReaderConfig,
+    columns,
+    in_question,
+    to_batch,
+    token_types,
+    training_data,
+    windows,
+)
 from minirag.reader_data import nonce_verb, normalise_question
 
 TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
@@ -89,7 +99,12 @@ def test_no_eval_question_and_no_held_out_verb_in_training_data(data, tok):
     train, held = data
     banned = {normalise_question(q["question"]) for n in ("retrieval", "unanswerable")
               for q in load_questions(DEFAULT_EVAL / f"{n}.jsonl")}
-    assert not banned & {normalise_question(e.question) for e in train + held}
+    keys = {f.key for c in load_kb() for f in table_facts(c) if f.kind == "verb"}
+    probes = {normalise_question(t.format(k=k)) for k in keys
+              for ts in EVAL_PHRASINGS.values() for t in ts}  # the faithfulness probes
+    asked = {normalise_question(e.question) for e in train + held}
+    assert not (banned | probes) & asked
+    assert any("'ve " in q or "'d " in q for q in asked)  # contracted() is in use
     forms = held_out_forms([f for c in load_kb() for f in table_facts(c)])
     assert len(forms) > 2 * len(HELD_OUT_VERBS)  # bases, pasts and participles
     for e in train:
@@ -111,8 +126,10 @@ def test_gold_spans_decode_to_the_answer(data, tok):
 
 def test_batches_allow_windows_and_the_null_position_only(data, tok):
     train, _ = data
-    ids, spans, allowed, cols = to_batch(train[:8], tok)
-    assert cols.shape == ids.shape and cols.max() < ReaderConfig().n_columns
+    ids, spans, allowed, types = to_batch(train[:8], tok)
+    assert types.shape == ids.shape and types.max() < 2 * ReaderConfig().n_columns
+    for b, e in enumerate(train[:8]):
+        assert types[b, :len(e.ids)].tolist() == token_types(e.ids, tok)
     assert ids.shape[0] == 8 and spans.shape == (8, 2)
     for b, e in enumerate(train[:8]):
         assert allowed[b, spans[b]].all()
@@ -133,6 +150,21 @@ def test_columns_number_the_cells_of_table_rows_only(tok):
     assert all(c == 0 for _, c in window[7:])  # a bar inside a prose line makes no table
     assert all(c == 0 for (_, c) in pairs[:pairs.index(("<|#1|>", 0))])  # the question: 0
     assert max(columns(ids, tok, n_columns=3)) == 2  # capped
+
+
+def test_in_question_marks_context_words_the_question_uses(tok):
+    chunks = [Chunk("a" * 12, "| Sit | sat | sat |\nTo sit, sitting: of.", "t.md", 0,
+                    {"section": "T"})]
+    ids = build_prompt("past of sit", chunks, tokenizer=tok).token_ids
+    flags = in_question(ids, tok)
+    marked = "".join(tok.decode([i]) for i, f in zip(ids, flags) if f)
+    assert marked.split() == ["Sit", "sit", "of"]  # whole words, any case; not "sitting"
+    ctx = ids.index(tok.encode_special("<|ctx|>")[0])
+    assert not any(flags[:ctx + 1])  # the question's own tokens are never marked
+    assert in_question(tok.encode("past of sit"), tok) == [0, 0, 0]  # no context at all
+    types = token_types(ids, tok)
+    assert [t // ReaderConfig().n_columns for t in types] == flags
+    assert [t % ReaderConfig().n_columns for t in types] == columns(ids, tok)
 
 
 @given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))

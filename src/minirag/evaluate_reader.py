@@ -17,18 +17,10 @@ from minirag.chunk import Chunk
 from minirag.facts import HELD_OUT_VERBS, Fact, table_facts
 from minirag.metrics import exact_match
 from minirag.prompt import build_prompt, units
+from minirag.questions import EVAL_PHRASINGS
 from minirag.reader import Reader
 from minirag.reader_data import nonce_verb
 from minirag.retrieve import Retriever
-
-# Phrasings used only here, never by reader training (a test checks they are disjoint).
-EVAL_PHRASINGS = {
-    "Past simple": ["what's the simple past form of the verb {k}?", "{k} — which form for "
-                    "finished past actions?", "last year we ___ ({k}) a lot", "tell me {k} in "
-                    "the past"],
-    "Past participle": ["what's the participle of the verb {k} (3rd column)?", "we've already "
-                        "___ ({k})", "{k} + have: which form?", "the form of {k} after had"],
-}
 
 
 def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:

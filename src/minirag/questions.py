@@ -6,8 +6,10 @@ first, a gapped sentence, "A or B?", "is this correct?") filled with one of many
 the relation ("past tense", "2nd form", "v2"), a cue that implies it (a past time word for
 the past simple, have/has/had for the participle, "now" for the -ing form), a subject, and
 noise (typos, case, stray punctuation). Thousands of phrasings per fact, so a reader cannot
-learn a template by heart and has to learn the cue. What it leaves out: phrasings written by
-people; the eval set holds those, and training never reads it (tests/test_reader.py).
+learn a template by heart and has to learn the cue. Also `contracted` ("we've", "she'd") and
+`aside`, an off-topic question that borrows a word ("swim near me"), both for the reader only
+(the bi-encoder's pseudo-queries use `question_for` alone). What it leaves out: phrasings
+written by people; the eval set holds those, and training never reads it (tests/test_reader.py).
 """
 
 from __future__ import annotations
@@ -86,6 +88,63 @@ TABLE = ["{r} of {k}", "what is the {r} of {k}?", "{k} {r}?", "{r} for {k}", "{k
          "whats the {r} for {k}", "{k}: {r}", "tell me the {r} of '{k}'", "{k}, {r} pls"]
 CLOZE = ["{k}", "fill the gap: {k}", "complete: {k}", "{k} ?", "missing word: {k}",
          "what goes in the gap: {k}", "{k} (one word)"]
+
+
+# The faithfulness probes' phrasings (evaluate_reader): never a training question. A test checks
+# that `question_for` cannot produce one; `reader.training_data` bans them after `contracted`.
+EVAL_PHRASINGS = {
+    "Past simple": ["what's the simple past form of the verb {k}?", "{k} — which form for "
+                    "finished past actions?", "last year we ___ ({k}) a lot", "tell me {k} in "
+                    "the past"],
+    "Past participle": ["what's the participle of the verb {k} (3rd column)?", "we've already "
+                        "___ ({k})", "{k} + have: which form?", "the form of {k} after had"],
+}
+
+
+CONTRACTIONS = ((re.compile(r"\b(i|you|we|they) have\b", re.I), r"\1've"),
+                (re.compile(r"\b(i|you|he|she|we|they) had\b", re.I), r"\1'd"))
+
+
+def contracted(q: str, rng: np.random.Generator) -> str:
+    """Half the time, "we have" -> "we've" and "she had" -> "she'd", as people type them."""
+    if rng.random() < 0.5:
+        return q
+    for pattern, short in CONTRACTIONS:
+        q = pattern.sub(short, q)
+    return q
+
+
+# Questions the KB cannot answer although they use a word the prompt shows ("{w}"): other
+# languages, sound and history of a word, and everyday errands that borrow it. Seeing the word
+# in a window is not being asked about it; the reader must abstain (reader_data, "offtopic").
+ASIDES = {
+    "language": ["how do you conjugate {w} in spanish", "what does {w} mean in german",
+                 "french for {w}", "{w} in japanese", "translate {w} to korean",
+                 "how to say {w} in italian", "{w} meaning in hindi", "is there a {w} in latin",
+                 "polish word for {w}", "{w} in sign language"],
+    "word": ["pronunciation of {w}", "where does the word {w} come from", "is {w} slang",
+             "how old is the word {w}", "who invented {w}", "what rhymes with {w}",
+             "is {w} a rude word in australia", "how many letters does {w} have in morse code",
+             "{w} in braille", "first recorded use of {w}"],
+    "errand": ["how much does a {w} cost", "where can i buy {w}", "{w} near me",
+               "how do i fix a broken {w}", "best {w} for beginners", "is {w} healthy",
+               "how many calories in {w}", "{w} stock price today", "weather for {w} this weekend",
+               "who sings the song {w}", "{w} movie showtimes", "how to install {w} on windows",
+               "recipe with {w}", "how far is {w} from the airport", "{w} opening hours",
+               "population of {w}", "how to grow {w} at home", "is {w} safe for dogs",
+               "{w} wifi password", "when was {w} founded", "how to draw {w}",
+               "cheap flights to {w}", "score of the {w} game", "how tall is {w}",
+               "{w} app keeps crashing", "download {w} for free", "what year did {w} come out",
+               "how to clean {w}", "{w} in celsius", "symptoms of {w}"],
+}
+ASIDE_LEADS = ["", "", "", "hey ", "quick question: ", "can you tell me ", "do you know ",
+               "pls ", "google says nothing, "]
+
+
+def aside(word: str, rng: np.random.Generator) -> str:
+    """An off-topic question that mentions `word` ("{w} near me"), with a lead and noise."""
+    pick = lambda xs: xs[int(rng.integers(len(xs)))]  # noqa: E731
+    return noisy(pick(ASIDE_LEADS) + pick(ASIDES[pick(list(ASIDES))]).format(w=word), rng)
 
 
 def question_for(f: Fact, rng: np.random.Generator) -> str:

@@ -19,14 +19,10 @@ import numpy as np
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.facts import Fact, mentions, split_cells
-from minirag.prompt import COMPACT_TEMPLATE, build_prompt
-from minirag.questions import question_for
+from minirag.prompt import COMPACT_TEMPLATE, STOPWORDS, build_prompt
+from minirag.questions import aside, contracted, question_for
 from minirag.special_tokens import CTX, MARKERS, A
 
-NO_ANSWER_QUESTIONS = [
-    "how do you conjugate {w} in spanish", "pronunciation of {w}", "where does the word {w} come "
-    "from", "what does {w} mean in german", "is {w} slang", "how old is the word {w}",
-    "french for {w}", "{w} in japanese", "who invented {w}"]
 NONCE_ON = ["bl", "cr", "dr", "fl", "gr", "pl", "sk", "sp", "st", "tr", "br", "gl", "sn", "w",
             "v", "z", "m", "n", "p", "t", "k", "sh", "th", "f", "h", "l", "r", "d", "g", "b"]
 NONCE_VOWELS = ["a", "e", "i", "o", "u", "oo", "ee", "ai", "ou", "ea"]
@@ -110,8 +106,13 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     oracle or a short retrieval list gives. Not `answerable`: the chunk is shown but the
     question asks something it does not say (the target is "no answer" all the same)."""
     hits = [c for c, _ in bm25.search(question, 12)] if question.strip() else []
-    avoid = lambda c: (f is not None and (c.id == f.chunk.id or mentions(  # noqa: E731
-        c.text, frozenset(re.findall(r"[a-z']+", (f.answer + " " + f.key).lower())))))
+    # A distractor never states the answer, so the gold span is the only one. It may name the
+    # key ("go" in a sentence about verbs of movement), as retrieval's near misses do; only a
+    # rewritten row (nonce, counterfactual) keeps away from its key, whose true forms would
+    # contradict it.
+    words = f.answer + (" " + f.key if kind in ("nonce", "counterfactual") else "")
+    banned = frozenset(re.findall(r"[a-z']+", words.lower()))
+    avoid = lambda c: c.id == f.chunk.id or mentions(c.text, banned)  # noqa: E731
     cands = [c for c in hits if not avoid(c)]
     n_chunks = int(rng.choice(4, p=CONTEXT_SIZES))
     n_distract = max(0, n_chunks - 1) if show else n_chunks
@@ -138,10 +139,12 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
 MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0.05,
        "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": nothing to answer
+ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
 def normalise_question(q: str) -> str:
-    return " ".join(q.lower().split())
+    """Lowercase, one space between words, no trailing "?": "Past of GO ??" -> "past of go"."""
+    return " ".join(q.lower().split()).rstrip(" ?")
 
 
 def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Index, tokenizer,
@@ -156,26 +159,25 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
         shown = kind != "none"
         if kind == "none":
             f, roll = _pick_fact(facts, rng), rng.random()
-            frame = NO_ANSWER_QUESTIONS[int(rng.integers(len(NO_ANSWER_QUESTIONS)))]
-            if roll < 0.55:  # a grammar question whose fact is not in the prompt
-                q, label = question_for(f, rng), "none"
-            elif roll < 0.8 and f.kind != "cloze":
-                # an off-topic question about a word the prompt does show ("pronunciation of
-                # go" beside "| go | went | gone |"): seeing the word is not being asked about it
-                q, label, shown = frame.format(w=f.key), "offtopic", True
+            if roll < 0.45:  # a grammar question whose fact is not in the prompt
+                q, label = contracted(question_for(f, rng), rng), "none"
+            elif roll < 0.85:
+                # an off-topic question about a word the prompt does show ("go near me" beside
+                # "| go | went | gone |"): seeing the word is not being asked about it
+                q, label, shown = aside(_shown_word(f, rng), rng), "offtopic", True
             else:  # an off-topic question about an invented word
                 word = nonce_word(rng)
                 if word in forbidden_words:
                     continue  # an invented word that happens to be a real one: draw again
-                q, label = frame.format(w=word), "none"
+                q, label = aside(word, rng), "none"
         else:
             f = facts[kind][int(rng.integers(len(facts[kind])))]
             label = kind
-            if kind == "verb" and f.raw and rng.random() < 0.6:
+            if kind == "verb" and f.raw and rng.random() < ALTERED_SHARE:
                 f, label = altered(f, facts["verb"], rng)
                 if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
                     continue  # an invented verb that happens to be a real word: draw again
-            q = question_for(f, rng)
+            q = contracted(question_for(f, rng), rng)
         if normalise_question(q) in banned:
             continue  # never train on an eval question, even by coincidence
         ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=shown,
@@ -183,6 +185,14 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
         if kind == "none" or ex.answer is not None:  # a fact cut out of its window: skip it
             examples.append(ex)
     return examples
+
+
+def _shown_word(f: Fact, rng: np.random.Generator) -> str:
+    """The fact's key (a cloze fact's key is a sentence) or another word of its chunk."""
+    if f.kind != "cloze" and rng.random() < 0.5:
+        return f.key
+    words = [w for w in re.findall(r"[a-z]{3,}", f.chunk.text.lower()) if w not in STOPWORDS]
+    return words[int(rng.integers(len(words)))] if words else f.key
 
 
 def _pick_fact(facts: dict[str, list[Fact]], rng: np.random.Generator) -> Fact:
