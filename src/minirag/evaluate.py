@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import platform
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from minirag.artifacts import kb_sha256
+from minirag.bm25 import tokenize
+from minirag.chunk import Chunk
 from minirag.index import Index, IndexConfig, build_index, load_or_build_index
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
 from minirag.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
 from minirag.retrieve import Retriever
 
 KS = (1, 3, 5, 10)
+RARE_SHARE = 0.1  # a word in fewer than this share of the KB's sections carries content
 SWEEP = ((32, 0), (32, 8), (64, 0), (64, 12), (150, 0), (150, 20), (300, 0), (300, 40))
 
 
@@ -79,15 +82,37 @@ def aggregate(config: str, per_q: list[tuple[dict, dict]]) -> list[dict]:
     return sorted(rows, key=lambda r: (order.get(r["group"], 2), r["group"]))
 
 
-def evaluate_retrieval(questions: list[dict], configs: dict) -> tuple[list[dict], dict]:
-    """All rows, and the questions each configuration missed at k = 5."""
+def lexical_gaps(questions: list[dict], chunks: list[Chunk]) -> set[str]:
+    """Ids of the questions that share no rare word with any of their gold sections.
+
+    A rare word is one (BM25's tokenizer) in fewer than RARE_SHARE of the KB's sections. Such
+    a question and its gold section have only common words in common ("the", "past", "which"),
+    so a ranker that matches words has nothing to single the section out by: this is the
+    vocabulary mismatch that dense encoders are meant to bridge (theory/04).
+    Example: sections {"a": "the w1", ..., "k": "the w11"}; "the w3" with gold "c" is no gap,
+    "the thing" is one, and so is "w5 stuff" (w5 is rare, but not in section "c").
+    """
+    words: dict[tuple[str, str], set[str]] = defaultdict(set)  # section -> its words
+    for c in chunks:
+        words[(c.doc_id, c.metadata["section"])].update(tokenize(c.text))
+    df = Counter(w for ws in words.values() for w in ws)  # sections per word
+    rare = {w for w, n in df.items() if n < RARE_SHARE * len(words)}
+    gold_words = lambda q: set().union(  # noqa: E731
+        *(words.get((g["doc_id"], g["section"]), set()) for g in q["gold"]))
+    return {q["id"] for q in questions if not set(tokenize(q["question"])) & rare & gold_words(q)}
+
+
+def evaluate_retrieval(questions: list[dict], configs: dict, gaps: frozenset[str] = frozenset()
+                       ) -> tuple[list[dict], dict]:
+    """All rows, and the questions each configuration missed at k = 5, each marked with
+    `lexical_gap` (its id is in `gaps`, see `lexical_gaps`)."""
     rows, misses = [], {}
     for name, (retriever, mode) in configs.items():
         retriever.retrieve_scored(questions[0]["question"], 1, mode)  # warm-up: caches, BLAS
         per_q = [(q, score_question(retriever, mode, q)) for q in questions]
         rows += aggregate(name, per_q)
         misses[name] = [{"id": q["id"], "question": q["question"], "type": q["type"],
-                         "gold": q["gold"], "top": m["top"]}
+                         "gold": q["gold"], "top": m["top"], "lexical_gap": q["id"] in gaps}
                         for q, m in per_q if m["hit@5"] == 0.0]
     return rows, misses
 
@@ -138,9 +163,10 @@ def run(eval_set: Path = DEFAULT_EVAL / "retrieval.jsonl", kb: Path = DEFAULT_KB
     if not questions:
         raise ValueError(f"{eval_set}: no answerable questions to evaluate")
     configs = configurations(kb)
-    rows, misses = evaluate_retrieval(questions, configs)
+    gaps = frozenset(lexical_gaps(questions, next(iter(configs.values()))[0].store.chunks))
+    rows, misses = evaluate_retrieval(questions, configs, gaps)
     report = {"retrieval": rows, "reader": reader_rows(configs, questions, eval_set),
-              "misses": misses,
+              "misses": misses, "lexical_gaps": sorted(gaps),
               "sweep": sweep_chunking(questions, kb) if sweep else [],
               "env": environment(kb, len(questions))}
     if plots_dir is not None:
