@@ -127,15 +127,15 @@ ASIDES = {
              "is {w} a rude word in australia", "how many letters does {w} have in morse code",
              "{w} in braille", "first recorded use of {w}"],
     "errand": ["how much does a {w} cost", "where can i buy {w}", "{w} near me",
-               "how do i fix a broken {w}", "best {w} for beginners", "is {w} healthy",
+               "how do i fix a broken {w}", "{w} for sale", "is {w} healthy",
                "how many calories in {w}", "{w} stock price today", "weather for {w} this weekend",
                "who sings the song {w}", "{w} movie showtimes", "how to install {w} on windows",
                "recipe with {w}", "how far is {w} from the airport", "{w} opening hours",
                "population of {w}", "how to grow {w} at home", "is {w} safe for dogs",
-               "{w} wifi password", "when was {w} founded", "how to draw {w}",
+               "{w} gift ideas", "when was {w} founded", "how to draw {w}",
                "cheap flights to {w}", "score of the {w} game", "how tall is {w}",
                "{w} app keeps crashing", "download {w} for free", "what year did {w} come out",
-               "how to clean {w}", "{w} in celsius", "symptoms of {w}"],
+               "how to clean {w}", "{w} lottery numbers", "symptoms of {w}"],
 }
 ASIDE_LEADS = ["", "", "", "hey ", "quick question: ", "can you tell me ", "do you know ",
                "pls ", "google says nothing, "]
