@@ -33,7 +33,9 @@ from minirag.special_tokens import CTX, MARKERS, PAD, A
 READER_PATH = MODELS_DIR / "reader.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")  # a word of `in_question` (lowercased text)
+# A word of `in_question`: letters and digits only, unlike bm25.tokenize's \w, so the gap
+# "___" of a fill-in question is not a word that could match a gap in a chunk.
+WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,27 @@ def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
     A row's column is what separates "went" from "gone"; the reader gets it as an input
     embedding (as TAPAS does for table QA) instead of counting bars with attention.
     """
-    pieces = _pieces(ids, tokenizer)
+    return _columns(_pieces(ids, tokenizer), n_columns)
+
+
+def in_question(ids: list[int], tokenizer) -> list[int]:
+    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
+
+    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
+    DrQA's exact-match feature: the reader is told where the question's key sits in the
+    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
+    """
+    return _in_question(ids, _pieces(ids, tokenizer), tokenizer.encode_special(CTX)[0])
+
+
+def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
+    pieces = _pieces(ids, tokenizer)  # decoded once for both features
+    flags = _in_question(ids, pieces, tokenizer.encode_special(CTX)[0])
+    return [c + n_columns * m for c, m in zip(_columns(pieces, n_columns), flags)]
+
+
+def _columns(pieces: list[str], n_columns: int) -> list[int]:
     text = "".join(pieces)
     col = [0] * (len(text) + 1)  # per character
     pos = 0
@@ -108,20 +130,12 @@ def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
                 bars += ch == "|"
                 col[pos + i] = min(bars, n_columns - 1)
         pos += len(line) + 1
-    return [col[i] for i in _first_chars(pieces)]
+    return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
 
 
-def in_question(ids: list[int], tokenizer) -> list[int]:
-    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
-
-    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
-    DrQA's exact-match feature: the reader is told where the question's key sits in the
-    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
-    """
-    ctx = tokenizer.encode_special(CTX)[0]
+def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
     if ctx not in ids:
-        return [0] * len(ids)
-    pieces = _pieces(ids, tokenizer)
+        return [0] * len(ids)  # no context: nothing to flag
     text = "".join(pieces).lower()
     word_at = [""] * (len(text) + 1)  # per character: the word it is part of
     for m in WORD.finditer(text):
@@ -130,12 +144,6 @@ def in_question(ids: list[int], tokenizer) -> list[int]:
     q_end = ids.index(ctx)
     question = {word_at[c] for c in range(starts[q_end])} - {""}
     return [int(i > q_end and word_at[c] in question) for i, c in enumerate(starts)]
-
-
-def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
-    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
-    return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns),
-                                               in_question(ids, tokenizer))]
 
 
 def to_batch(examples: list[Example], tokenizer, n_columns: int = N_COLUMNS):

@@ -53,13 +53,13 @@ def format_eval(report: dict) -> str:
         out.append(table(report["sweep"], ["target_tokens", "overlap", "chunks", "mean_tokens",
                                            "recall@1", "recall@5", "mrr@10"]))
         out.append("")
-    n_gaps = len(report.get("lexical_gaps", []))
+    n_gaps = len(report["lexical_gaps"])
     for name, missed in report.get("misses", {}).items():
         if name.startswith("hybrid") and missed:
-            gap = sum(m.get("lexical_gap", False) for m in missed)
+            gap = sum(m["lexical_gap"] for m in missed)
             out.append(f"{name} misses at k=5 ({len(missed)}; * = no rare word in common with "
                        f"the gold section: {gap} of the {n_gaps} such questions missed):")
-            out += [f"  {'*' if m.get('lexical_gap') else ' '} {m['id']} [{m['type']}] "
+            out += [f"  {'*' if m['lexical_gap'] else ' '} {m['id']} [{m['type']}] "
                     f"{m['question']!r} -> gold {m['gold'][0]['doc_id']} § "
                     f"{m['gold'][0]['section']}" for m in missed]
             out.append("")
