@@ -36,7 +36,7 @@ from minirag.reader import (
     training_data,
     windows,
 )
-from minirag.reader_data import nonce_verb, normalise_question
+from minirag.reader_data import answer_span, nonce_verb, normalise_question
 
 TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
          "| drink | drank | drunk |\n| learn | learnt / learned | learnt / learned |\n")
@@ -122,6 +122,17 @@ def test_gold_spans_decode_to_the_answer(data, tok):
     for e in train:
         if e.answer is None:
             assert e.start == e.end == len(e.ids) - 1  # the <|a|> position
+
+
+def test_gold_span_of_a_table_fact_is_in_its_own_cell(tok):
+    text = "Cut is the same in every form: cut.\n| cut | cut | cut |\n"
+    p = build_prompt("participle of cut", [chunk(text)], tokenizer=tok)
+    cells = [answer_span(p.token_ids, 0, "cut", tok, column)[0] for column in (0, 1, 2, 3)]
+    assert len(set(cells)) == 4  # prose, then the key's cell, the past's, the participle's
+    assert [columns(p.token_ids, tok)[i] for i in cells] == [0, 1, 2, 3]
+    assert tok.decode(p.token_ids[:cells[0] + 1]).endswith("every form: cut")
+    facts = table_facts(chunk(TABLE))
+    assert [f.column for f in facts] == [2, 3, 2, 3]
 
 
 def test_batches_allow_windows_and_the_null_position_only(data, tok):

@@ -34,6 +34,7 @@ class Fact:
     line: str  # the unit of the chunk that states the fact (prompt.units form)
     chunk: Chunk  # the chunk that contains the line
     raw: str = ""  # the line exactly as in chunk.text (table facts: rewritten for counterfactuals)
+    column: int = 0  # a table fact's cell, numbered as reader.columns does (key = 1); 0: prose
 
 
 def split_cells(line: str) -> list[str]:
@@ -62,8 +63,9 @@ def table_facts(chunk: Chunk) -> list[Fact]:
         key = first_alternative(cells[0]).lower()
         kind = "verb" if tuple(n.lower() for n in names) == VERB_HEADER else "table"
         shown = units(line)[0] if units(line) else line
-        facts += [Fact(kind, key, name, cell, shown, chunk, line)
-                  for name, cell in zip(names[1:], cells[1:]) if cell and key]
+        facts += [Fact(kind, key, name, cell, shown, chunk, line, column)
+                  for column, (name, cell) in enumerate(zip(names[1:], cells[1:]), start=2)
+                  if cell and key]
     return facts
 
 

@@ -76,11 +76,15 @@ def altered(f: Fact, verbs: list[Fact], rng: np.random.Generator) -> tuple[Fact,
     chunk = Chunk(f.chunk.id, f.chunk.text.replace(f.raw, row), f.chunk.doc_id, f.chunk.offset,
                   f.chunk.metadata)
     key = new_cells[0].split("/")[0].strip().lower()
-    return Fact("verb", key, f.relation, new_cells[col], row, chunk, row), kind
+    return Fact("verb", key, f.relation, new_cells[col], row, chunk, row, f.column), kind
 
 
-def answer_span(ids: list[int], shown: int, answer: str, tokenizer) -> tuple[int, int] | None:
-    """Token positions of `answer` inside the window of the `shown`-th chunk, if it is there."""
+def answer_span(ids: list[int], shown: int, answer: str, tokenizer, column: int = 0
+                ) -> tuple[int, int] | None:
+    """Token positions of `answer` inside the window of the `shown`-th chunk, if it is there.
+    `column` (a table fact's): of several occurrences, the one in that cell of a row. In
+    "| cut | cut | cut |" the past is the second cell and the participle the third; taking
+    the first "cut" would teach the reader that a participle sits in the key's column."""
     sp = lambda t: tokenizer.encode_special(t)[0]  # noqa: E731
     marker = sp(MARKERS[shown])
     if marker not in ids:
@@ -89,12 +93,17 @@ def answer_span(ids: list[int], shown: int, answer: str, tokenizer) -> tuple[int
     stops = {sp(CTX), sp(A)}
     hi = next(i for i in range(lo, len(ids)) if ids[i] in stops)
     window = ids[lo:hi]
-    for variant in (" " + answer, answer):
-        a = tokenizer.encode(variant)
-        for i in range(len(window) - len(a) + 1):
-            if window[i:i + len(a)] == a:
-                return lo + i, lo + i + len(a) - 1
-    return None
+    hits = [(lo + i, lo + i + len(a) - 1)
+            for a in (tokenizer.encode(" " + answer), tokenizer.encode(answer))
+            for i in range(len(window) - len(a) + 1) if window[i:i + len(a)] == a]
+    in_cell = [h for h in hits if _cell(tokenizer.decode(ids[lo:h[0]])) == column]
+    return (in_cell or hits or [None])[0]
+
+
+def _cell(before: str) -> int:
+    """The cell of a table row that text ending with `before` continues (0: not a row)."""
+    line = before.rsplit("\n", 1)[-1]
+    return line.count("|") if line.lstrip().startswith("|") else 0
 
 
 def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
@@ -129,7 +138,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     span = None
     if show and answerable and f.chunk.id in p.citations.values():
         shown = list(p.citations.values()).index(f.chunk.id)
-        span = answer_span(p.token_ids, shown, f.answer.split(" / ")[0], tokenizer)
+        span = answer_span(p.token_ids, shown, f.answer.split(" / ")[0], tokenizer, f.column)
     if span is None:
         return Example(p.token_ids, null, null, question, None,
                        "none" if show and answerable else kind)
