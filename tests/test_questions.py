@@ -16,10 +16,11 @@ from minirag.questions import (
     arrow_kind,
     aside,
     compose,
+    is_probe,
     noisy,
+    normalise_question,
     question_for,
 )
-from minirag.reader_data import normalise_question
 
 ROW = "| swim | swam | swum |"
 CHUNK = Chunk("c1", f"## Vowel change\n\n| Base form | Past simple | Past participle |\n|---|---|"
@@ -38,10 +39,9 @@ def arrow(key: str, answer: str, doc: str = "spelling.md") -> Fact:
 def test_no_training_question_is_an_eval_phrasing():
     rng = np.random.default_rng(0)
     for rel, answer in (("Past simple", "swam"), ("Past participle", "swum")):
-        asked = {normalise_question(question_for(verb(rel, answer), rng)).rstrip("?")
-                 for _ in range(5000)}
-        evals = {normalise_question(t.format(k="swim")).rstrip("?") for t in EVAL_PHRASINGS[rel]}
-        assert not asked & evals
+        asked = {normalise_question(question_for(verb(rel, answer), rng)) for _ in range(5000)}
+        assert not [q for q in asked if is_probe(q)]
+        assert all(is_probe(t.format(k="swim").upper()) for t in EVAL_PHRASINGS[rel])
         assert len(asked) > 1000  # composed, not a short list a reader could learn by heart
 
 

@@ -25,7 +25,7 @@ from minirag.facts import (
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.questions import EVAL_PHRASINGS
+from minirag.questions import EVAL_PHRASINGS, is_probe, normalise_question
 from minirag.reader import (
     Reader,
     ReaderConfig,
@@ -36,7 +36,7 @@ from minirag.reader import (
     training_data,
     windows,
 )
-from minirag.reader_data import answer_span, nonce_verb, normalise_question
+from minirag.reader_data import answer_span, nonce_verb
 
 TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
          "| drink | drank | drunk |\n| learn | learnt / learned | learnt / learned |\n")
@@ -104,6 +104,7 @@ def test_no_eval_question_and_no_held_out_verb_in_training_data(data, tok):
               for ts in EVAL_PHRASINGS.values() for t in ts}  # the faithfulness probes
     asked = {normalise_question(e.question) for e in train + held}
     assert not (banned | probes) & asked
+    assert not [q for q in asked if is_probe(q)]  # nor a probe's phrasing with an invented verb
     assert any("'ve " in q or "'d " in q for q in asked)  # contracted() is in use
     forms = held_out_forms([f for c in load_kb() for f in table_facts(c)])
     assert len(forms) > 2 * len(HELD_OUT_VERBS)  # bases, pasts and participles

@@ -26,7 +26,8 @@ OBJECTS = ["it", "the letter", "a song", "the ball", "that", "the car", "them", 
            "some water", "", "", ""]
 PAST_TIMES = ["yesterday", "last night", "last week", "two days ago", "in 2019", "this morning",
               "an hour ago", "when i was ten", "last summer", "on monday", "in the end",
-              "once"]
+              "once", "last year", "last month", "a year ago", "the other day", "at the weekend",
+              "in the holidays"]
 HAVE = ["have", "has", "had", "must have", "will have", "would have", "might have", "hasn't",
         "haven't", "had never", "have already", "has just", "had already"]
 NOW = ["now", "right now", "at the moment", "today", "these days", "this week"]
@@ -90,8 +91,13 @@ CLOZE = ["{k}", "fill the gap: {k}", "complete: {k}", "{k} ?", "missing word: {k
          "what goes in the gap: {k}", "{k} (one word)"]
 
 
-# The faithfulness probes' phrasings (evaluate_reader): never a training question. A test checks
-# that `question_for` cannot produce one; `reader.training_data` bans them after `contracted`.
+def normalise_question(q: str) -> str:
+    """Lowercase, one space between words, no trailing "?": "Past of GO ??" -> "past of go"."""
+    return " ".join(q.lower().split()).rstrip(" ?")
+
+
+# The faithfulness probes' phrasings (evaluate_reader): never a training question, whatever the
+# verb, real or invented (`is_probe`; `reader.training_data` checks after `contracted`).
 EVAL_PHRASINGS = {
     "Past simple": ["what's the simple past form of the verb {k}?", "{k} — which form for "
                     "finished past actions?", "last year we ___ ({k}) a lot", "tell me {k} in "
@@ -99,6 +105,14 @@ EVAL_PHRASINGS = {
     "Past participle": ["what's the participle of the verb {k} (3rd column)?", "we've already "
                         "___ ({k})", "{k} + have: which form?", "the form of {k} after had"],
 }
+_PROBE = re.compile("|".join(
+    re.escape(normalise_question(t)).replace(re.escape("{k}"), r"\S+")
+    for ts in EVAL_PHRASINGS.values() for t in ts))
+
+
+def is_probe(q: str) -> bool:
+    """Whether `q` is a probe phrasing (normalised) with any word for its verb."""
+    return _PROBE.fullmatch(normalise_question(q)) is not None
 
 
 CONTRACTIONS = ((re.compile(r"\b(i|you|we|they) have\b", re.I), r"\1've"),

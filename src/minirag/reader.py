@@ -26,8 +26,8 @@ from minirag.chunk import Chunk, load_kb
 from minirag.facts import all_facts, held_out_forms, scrub, table_facts
 from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
 from minirag.prompt import IDK_TEXT, Prompt
-from minirag.questions import EVAL_PHRASINGS
-from minirag.reader_data import Example, normalise_question, training_set
+from minirag.questions import normalise_question
+from minirag.reader_data import Example, training_set
 from minirag.special_tokens import CTX, MARKERS, PAD, A
 
 READER_PATH = MODELS_DIR / "reader.npz"
@@ -231,8 +231,6 @@ def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=
     bm25.add(pool)
     banned = {normalise_question(q["question"]) for name in ("retrieval", "unanswerable")
               for q in load_questions(DEFAULT_EVAL / f"{name}.jsonl")}
-    banned |= {normalise_question(t.format(k=f.key)) for f in facts["verb"]  # the probes'
-               for ts in EVAL_PHRASINGS.values() for t in ts}
     log(f"reader data: {len(pool)} chunks, facts " +
         ", ".join(f"{k} {len(v)}" for k, v in facts.items()))
     # a nonce verb must not be a word of the KB (held-out verbs included)

@@ -20,7 +20,7 @@ from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.facts import Fact, mentions, split_cells
 from minirag.prompt import COMPACT_TEMPLATE, STOPWORDS, build_prompt
-from minirag.questions import aside, contracted, question_for
+from minirag.questions import aside, contracted, is_probe, normalise_question, question_for
 from minirag.special_tokens import CTX, MARKERS, A
 
 NONCE_ON = ["bl", "cr", "dr", "fl", "gr", "pl", "sk", "sp", "st", "tr", "br", "gl", "sn", "w",
@@ -151,16 +151,12 @@ MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
-def normalise_question(q: str) -> str:
-    """Lowercase, one space between words, no trailing "?": "Past of GO ??" -> "past of go"."""
-    return " ".join(q.lower().split()).rstrip(" ?")
-
-
 def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Index, tokenizer,
                  n: int, rng: np.random.Generator, banned: set[str],
                  forbidden_words: frozenset[str]) -> list[Example]:
-    """`n` examples in the MIX proportions. `banned`: normalised eval questions, never used
-    as a training question. `forbidden_words`: words a nonce verb may not be (real ones)."""
+    """`n` examples in the MIX proportions. `banned`: normalised eval questions; neither they
+    nor a faithfulness probe's phrasing (`is_probe`) is ever a training question.
+    `forbidden_words`: words a nonce verb may not be (real ones)."""
     kinds = list(MIX)
     examples: list[Example] = []
     while len(examples) < n:
@@ -187,8 +183,8 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
                 if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
                     continue  # an invented verb that happens to be a real word: draw again
             q = contracted(question_for(f, rng), rng)
-        if normalise_question(q) in banned:
-            continue  # never train on an eval question, even by coincidence
+        if normalise_question(q) in banned or is_probe(q):
+            continue  # never train on an eval question or a probe's phrasing, even by chance
         ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=shown,
                           answerable=kind != "none")
         if kind == "none" or ex.answer is not None:  # a fact cut out of its window: skip it
