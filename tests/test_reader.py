@@ -76,6 +76,9 @@ def test_arrow_correction_and_cloze_facts():
     assert ("work", "working") in {(f.key, f.answer) for f in facts if f.kind == "arrow"}
     assert [(f.key, f.answer) for f in facts if f.kind == "correction"] == [
         ("I have went", "I have gone")]
+    row = "| Rule | Examples |\n|---|---|\n| Double it | stop → stopping, sit → sitting |\n"
+    assert [(f.key, f.answer) for f in line_facts(chunk(row))] == [("stop", "stopping"),
+                                                                  ("sit", "sitting")]
     cloze = cloze_facts(chunk("We use the past simple for finished actions.\n"), STOPWORDS)
     assert {f.answer for f in cloze} == {"use", "past", "simple", "finished", "actions"}
     assert all("___" in f.key and f.key.replace("___", f.answer) == f.line for f in cloze)

@@ -74,11 +74,10 @@ _CORRECTION = re.compile(r"~~([^~]{3,60})~~\s*→\s*([^.;~]{2,60})")
 
 
 def line_facts(chunk: Chunk) -> list[Fact]:
-    """Arrow and correction facts in the prose of a chunk."""
+    """Arrow and correction facts in the lines of a chunk, table rows included: a spelling
+    table's row "| double the consonant | stop → stopping, swim → swimming |" holds two."""
     facts = []
     for u in units(chunk.text):
-        if u.startswith("|"):
-            continue
         for wrong, right in _CORRECTION.findall(u):
             facts.append(Fact("correction", wrong.strip(" .,"), "correction",
                               right.strip(" .,"), u, chunk))
