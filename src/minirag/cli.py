@@ -30,11 +30,17 @@ def read_query(arg: str) -> str:
     return query
 
 
+def _embedder(args) -> str:
+    """--embedder, or the pipeline's: what `index` caches and `search` ranks is what `ask` reads."""
+    from minirag.pipeline import DEFAULT_EMBEDDER
+    return args.embedder or DEFAULT_EMBEDDER
+
+
 def cmd_index(args) -> dict:
     from minirag.index import IndexConfig, load_or_build_index
     t0 = time.perf_counter()
-    index = load_or_build_index(args.kb, IndexConfig(embedder=args.embedder))
-    return {"kb": str(args.kb), "embedder": args.embedder, "chunks": len(index.chunks),
+    index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
+    return {"kb": str(args.kb), "embedder": _embedder(args), "chunks": len(index.chunks),
             "documents": len({c.doc_id for c in index.chunks}), "cache_key": index.key,
             "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
 
@@ -46,7 +52,7 @@ def cmd_search(args) -> dict:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
     query = read_query(args.query)
     t0 = time.perf_counter()
-    index = load_or_build_index(args.kb, IndexConfig(embedder=args.embedder))
+    index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
     t1 = time.perf_counter()
     retriever = Retriever(index.store, index.bm25)
     results = retriever.retrieve_scored(query, args.k, args.mode)
@@ -92,13 +98,15 @@ def cmd_ask(args) -> dict:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
     question = read_query(args.question)
     t0 = time.perf_counter()
-    pipe = RAGPipeline.from_defaults(args.kb, args.embedder, args.k)
+    pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k)
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
     return out
 
 
+EMBEDDERS = ["hashing", "biencoder"]
+EMBEDDER_HELP = "the dense half of the hybrid retriever (default: the pipeline's)"
 DEMO_QUESTIONS = ["what's the past participle of choose?", "plural of mouse",
                   "how do you conjugate tener in spanish"]
 
@@ -171,13 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = add("index", cmd_index, print_index, "build or refresh the cached index of the KB")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
-    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
+    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
 
     s = add("search", cmd_search, print_search, "retrieve the best chunks for a query")
     s.add_argument("query", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=5, help="number of results (>= 1)")
     s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
-    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing")
+    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
 
@@ -190,8 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("ask", cmd_ask, print_ask, "answer a question with citations, or abstain")
     s.add_argument("question", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
-    s.add_argument("--embedder", choices=["hashing", "biencoder"], default="hashing",
-                   help="the dense half of the hybrid retriever")
+    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
