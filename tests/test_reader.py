@@ -26,17 +26,9 @@ from minirag.facts import (
 from minirag.kb import DEFAULT_EVAL, load_questions
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
 from minirag.questions import EVAL_PHRASINGS, is_probe, normalise_question
-from minirag.reader import (
-    Reader,
-    ReaderConfig,
-    columns,
-    in_question,
-    to_batch,
-    token_types,
-    training_data,
-    windows,
-)
+from minirag.reader import Reader, ReaderConfig, to_batch, training_data
 from minirag.reader_data import answer_span, nonce_verb
+from minirag.reader_inputs import columns, in_question, token_types, windows
 
 TABLE = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
          "| drink | drank | drunk |\n| learn | learnt / learned | learnt / learned |\n")

@@ -21,7 +21,7 @@ from minirag.chunk import Chunk
 from minirag.facts import Fact, mentions, split_cells
 from minirag.prompt import COMPACT_TEMPLATE, STOPWORDS, build_prompt
 from minirag.questions import aside, contracted, is_probe, normalise_question, question_for
-from minirag.special_tokens import CTX, MARKERS, A
+from minirag.reader_inputs import columns, windows
 
 NONCE_ON = ["bl", "cr", "dr", "fl", "gr", "pl", "sk", "sp", "st", "tr", "br", "gl", "sn", "w",
             "v", "z", "m", "n", "p", "t", "k", "sh", "th", "f", "h", "l", "r", "d", "g", "b"]
@@ -85,25 +85,17 @@ def answer_span(ids: list[int], shown: int, answer: str, tokenizer, column: int 
     `column` (a table fact's): of several occurrences, the one in that cell of a row. In
     "| cut | cut | cut |" the past is the second cell and the participle the third; taking
     the first "cut" would teach the reader that a participle sits in the key's column."""
-    sp = lambda t: tokenizer.encode_special(t)[0]  # noqa: E731
-    marker = sp(MARKERS[shown])
-    if marker not in ids:
+    spans = windows(ids, tokenizer)
+    if shown >= len(spans):
         return None
-    lo = ids.index(marker) + 1
-    stops = {sp(CTX), sp(A)}
-    hi = next(i for i in range(lo, len(ids)) if ids[i] in stops)
+    lo, hi = spans[shown]
     window = ids[lo:hi]
     hits = [(lo + i, lo + i + len(a) - 1)
             for a in (tokenizer.encode(" " + answer), tokenizer.encode(answer))
             for i in range(len(window) - len(a) + 1) if window[i:i + len(a)] == a]
-    in_cell = [h for h in hits if _cell(tokenizer.decode(ids[lo:h[0]])) == column]
+    cells = columns(ids, tokenizer)
+    in_cell = [h for h in hits if cells[h[0]] == column]
     return (in_cell or hits or [None])[0]
-
-
-def _cell(before: str) -> int:
-    """The cell of a table row that text ending with `before` continues (0: not a row)."""
-    line = before.rsplit("\n", 1)[-1]
-    return line.count("|") if line.lstrip().startswith("|") else 0
 
 
 def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
