@@ -39,8 +39,9 @@ def _embedder(args) -> str:
 def cmd_index(args) -> dict:
     from minirag.index import IndexConfig, load_or_build_index
     t0 = time.perf_counter()
-    index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
-    return {"kb": str(args.kb), "embedder": _embedder(args), "chunks": len(index.chunks),
+    embedder = _embedder(args)
+    index = load_or_build_index(args.kb, IndexConfig(embedder=embedder))
+    return {"kb": str(args.kb), "embedder": embedder, "chunks": len(index.chunks),
             "documents": len({c.doc_id for c in index.chunks}), "cache_key": index.key,
             "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
 

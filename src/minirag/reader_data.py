@@ -93,9 +93,10 @@ def answer_span(ids: list[int], shown: int, answer: str, tokenizer, column: int 
     hits = [(lo + i, lo + i + len(a) - 1)
             for a in (tokenizer.encode(" " + answer), tokenizer.encode(answer))
             for i in range(len(window) - len(a) + 1) if window[i:i + len(a)] == a]
-    cells = columns(ids, tokenizer)
-    in_cell = [h for h in hits if cells[h[0]] == column]
-    return (in_cell or hits or [None])[0]
+    if len(hits) < 2:
+        return hits[0] if hits else None
+    cells = columns(ids, tokenizer)  # [T], only needed to choose between occurrences
+    return next((h for h in hits if cells[h[0]] == column), hits[0])
 
 
 def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
