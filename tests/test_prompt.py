@@ -103,6 +103,24 @@ def test_a_window_joins_the_next_best_units_that_fit_in_text_order(tok):
     assert narrow == best  # the row would not fit beside it
 
 
+def test_a_table_row_holds_its_header_words(tok):
+    body = ("Beat is odd: the past simple is the same as the base, and the participle adds -en."
+            "\n| Base form | Past simple | Past participle |\n|---|---|---|\n"
+            "| beat | beat | beaten |\n| cut | cut | cut |\n")
+    one = lambda w: 1.0  # noqa: E731
+    row, q = "| beat | beat | beaten |", "past participle of beat"
+    fit = len(tok.encode(row)) + 1  # room for the row alone
+    # the prose names beat, past and participle; the row names beat under a header that
+    # names the other two: a tie, and the shorter unit wins
+    assert best_window(q, body, fit, tok, one) == row
+    # a row that holds no query word gains nothing from its header
+    assert "cut" not in best_window(q, body, 200, tok, one)
+    # a chunk that starts inside a table knows its header from the chunk's metadata
+    rows = "Beat is odd: the past participle is not the base.\n| beat | beat | beaten |\n"
+    assert best_window(q, rows, fit, tok, one) != row
+    assert best_window(q, rows, fit, tok, one, header=body.splitlines()[1]) == row
+
+
 def test_unit_scores_are_exact_sums_whatever_the_set_order(tok):
     # 0.1 + 0.2 + 0.3 is 0.6 exactly rounded (math.fsum), but 0.6000000000000001 when summed
     # as (0.1 + 0.2) + 0.3: a plain sum over a set would break the tie of "aa bb cc" with

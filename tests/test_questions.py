@@ -96,3 +96,13 @@ def test_noise_drops_at_most_one_letter_and_adds_at_most_two_marks(q, seed):
     letters = lambda s: len(re.findall(r"[^\W\d_]", s))  # noqa: E731
     assert letters(q) - 1 <= letters(out) <= letters(q)
     assert len(out) <= len(q) + 2
+
+
+def test_a_gap_question_keeps_the_gap_and_its_hint():
+    key = "When I got home, she had ___ (go) to bed."
+    fact = Fact("gap", key, "gap", "gone", key.replace("___ (go)", "gone"), CHUNK)
+    rng = np.random.default_rng(0)
+    asked = [compose(fact, rng) for _ in range(300)]
+    assert all("___ (go) to bed" in q.lower() for q in asked)
+    assert any(not q.lower().startswith("when i got home") for q in asked)  # the clause alone
+    assert any(q.startswith("she had ___") for q in asked)  # lowercase, as typed

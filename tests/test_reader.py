@@ -17,10 +17,14 @@ from minirag.artifacts import load_tokenizer
 from minirag.chunk import Chunk, chunk_id, load_kb
 from minirag.facts import (
     HELD_OUT_VERBS,
+    Fact,
+    base_forms,
     cloze_facts,
+    gap_facts,
     held_out_forms,
     line_facts,
     scrub,
+    sentence_corrections,
     table_facts,
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
@@ -74,6 +78,39 @@ def test_arrow_correction_and_cloze_facts():
     cloze = cloze_facts(chunk("We use the past simple for finished actions.\n"), STOPWORDS)
     assert {f.answer for f in cloze} == {"use", "past", "simple", "finished", "actions"}
     assert all("___" in f.key and f.key.replace("___", f.answer) == f.line for f in cloze)
+
+
+def test_corrections_written_without_strike_through():
+    mistakes = ("- Past simple form instead of the participle: She had went home. → She had gone"
+                " home. They had\n  ate. → They had eaten.\n"
+                "- Using the present simple for now: Look! It rains. → Look! It's raining.\n"
+                '- Questions: "Are you hungry?" → He asked if I was hungry.\n'
+                "- Reported: Are you hungry? → He asked me if I was hungry.\n")
+    # a wrapped item is one line; a transformation that changes most words corrects nothing;
+    # "Look!" alone is no correction of "It rains."
+    assert sentence_corrections(mistakes) == [("She had went home", "She had gone home"),
+                                              ("They had ate", "They had eaten")]
+    facts = line_facts(chunk(mistakes))
+    assert [(f.key, f.answer) for f in facts if f.kind == "mistake"] == [
+        ("She had went home", "She had gone home"), ("They had ate", "They had eaten")]
+
+
+def test_gap_facts_use_a_form_in_a_sentence_and_hint_its_base():
+    verbs = table_facts(chunk(TABLE))
+    arrows = [Fact("arrow", "stop", "arrow", "stopping", "", chunk("")),
+              Fact("arrow", "hisself", "arrow", "himself", "", chunk(""))]
+    bases = base_forms(verbs, arrows)
+    assert bases == {"drank": "drink", "drunk": "drink", "learnt": "learn", "learned": "learn",
+                     "stopping": "stop"}  # "himself" adds no ending to "hisself"
+    text = ("- Facts about people: He drank the milk after lunch.\n"
+            "- Wrong participle: She has drank it all. → She has drunk it all.\n"
+            "Add -ing: stop → stopping.\nWe were stopping for lunch.\n")
+    gaps = [(f.key, f.answer) for f in gap_facts(chunk(text), bases)]
+    # the label goes; a correction's right sentence is used, its wrong one ("She has drank")
+    # is not, nor is a line with an arrow
+    assert gaps == [("He ___ (drink) the milk after lunch.", "drank"),
+                    ("She has ___ (drink) it all.", "drunk"),
+                    ("We were ___ (stop) for lunch.", "stopping")]
 
 
 def test_scrub_removes_every_line_with_a_held_out_form():

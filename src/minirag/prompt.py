@@ -70,6 +70,12 @@ def units(text: str) -> list[str]:
     return out
 
 
+def table_headers(text: str) -> list[str]:
+    """The header rows of the markdown tables in `text` (a header row is followed by a rule)."""
+    lines = text.splitlines()
+    return [line for line, nxt in zip(lines, lines[1:]) if _is_rule(nxt) and not _is_rule(line)]
+
+
 def _is_rule(line: str) -> bool:
     """A markdown table rule such as "|---|:---:|"."""
     return line.strip().startswith("|") and not line.strip("|-: \t")
@@ -101,21 +107,26 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
 
 
 def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
-                shown: frozenset[str] = frozenset()) -> str:
+                shown: frozenset[str] = frozenset(), header: str = "") -> str:
     """The lines or sentences of `text` that answer `query` best, fitted to `max_tokens`.
 
-    Units are ranked by the weight of the query words they hold (query_weights); ties go to
-    the shorter unit (a table row over a paragraph), then the earlier. The best one is always
-    shown (a unit longer than `max_tokens` is cut to the token window that starts a little
-    before its most informative query word); the next ones join it, whole and in text order,
-    while they fit and hold a query word. Units already `shown` from an overlapping chunk are
-    skipped.
+    Units are ranked by the weight of the query words they hold (query_weights); a table row
+    that holds one also holds its table's header words (`header`: the header of a table the
+    text starts inside): "| beat | beat | beaten |" says "past participle of beat" as much as
+    prose that names both does. Ties go to the shorter unit (a table row over a paragraph),
+    then the earlier. The best one is always shown (a unit longer than `max_tokens` is cut to
+    the token window that starts a little before its most informative query word); the next
+    ones join it, whole and in text order, while they fit and hold a query word. Units
+    already `shown` from an overlapping chunk are skipped.
     """
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
     words = [set(tokenize(u)) for u in cands]
-    w8 = query_weights(query, set().union(*words), weight)
+    heads = set(tokenize(" ".join(table_headers(text) + [header])))
+    w8 = query_weights(query, set().union(heads, *words), weight)
     # subtle: fsum is exactly rounded, so a score (and every tie) does not depend on the
     # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
+    words = [ws | heads if u.startswith("|") and any(w in w8 for w in ws) else ws
+             for u, ws in zip(cands, words)]
     scores = [math.fsum(w8.get(w, 0.0) for w in ws) for ws in words]
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
     ids = tokenizer.encode(cands[order[0]])
@@ -176,7 +187,8 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
         if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:
             dropped.append(c.id)
             continue
-        text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen))
+        text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen),
+                           c.metadata.get("table_header", ""))
         seen += text.split("\n")
         window = tokenizer.encode(text)[:allowance]  # subtle: a decoded cut may re-encode longer
         ids += sp(CTX) + sp(MARKERS[len(shown)]) + window

@@ -87,6 +87,8 @@ GENERIC = ["what does {k} become", "{k} changes to?", "new form of {k}", "{k} ->
            "how do i spell {k} here", "{k} with the ending", "change {k}"]
 TABLE = ["{r} of {k}", "what is the {r} of {k}?", "{k} {r}?", "{r} for {k}", "{k} - {r}",
          "whats the {r} for {k}", "{k}: {r}", "tell me the {r} of '{k}'", "{k}, {r} pls"]
+GAP = ["{k}", "{k}", "{k}", "fill in the gap: {k}", "complete: {k}", "right form: {k}",
+       "{k} - which form?", "what goes in the blank: {k}", "{k} (correct form)"]
 CLOZE = ["{k}", "fill the gap: {k}", "complete: {k}", "{k} ?", "missing word: {k}",
          "what goes in the gap: {k}", "{k} (one word)"]
 
@@ -175,8 +177,10 @@ def compose(f: Fact, rng: np.random.Generator) -> str:
         q = _arrow_question(f, rng, pick)
     elif f.kind == "table":
         q = pick(TABLE).format(k=f.key, r=f.relation.lower())
-    elif f.kind == "correction":
+    elif f.kind in ("correction", "mistake"):
         q = pick(MISTAKES).format(x=f.key)
+    elif f.kind == "gap":
+        q = pick(GAP).format(k=_retold(f.key, rng))
     else:
         q = pick(CLOZE).format(k=f.key)
     return " ".join(q.split())
@@ -221,6 +225,17 @@ def arrow_kind(f: Fact) -> str | None:
     if a.endswith("s") and not k.endswith("s"):
         return "plural" if "plural" in f.chunk.doc_id or "noun" in f.chunk.doc_id else "s"
     return None
+
+
+def _retold(sentence: str, rng: np.random.Generator) -> str:
+    """A KB sentence as a learner types it into a gap exercise: often only the clause with the
+    gap, often lowercase and without its full stop."""
+    clauses = re.split(r"(?<=[,;]) ", sentence)
+    if len(clauses) > 1 and rng.random() < 0.4:
+        sentence = next(c for c in clauses if "___" in c).rstrip(",;")
+    if rng.random() < 0.5:
+        sentence = sentence.lower()
+    return sentence.rstrip(".!") if rng.random() < 0.5 else sentence
 
 
 def _named(key: str, names: list[str], pick) -> str:

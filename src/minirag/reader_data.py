@@ -139,8 +139,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
 
 
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
-MIX = {"verb": 0.32, "mention": 0.1, "table": 0.1, "arrow": 0.1, "correction": 0.05,
-       "cloze": 0.11, "none": 0.22}  # share of each kind of example; "none": nothing to answer
+MIX = {"verb": 0.22, "mention": 0.09, "table": 0.09, "arrow": 0.09, "correction": 0.035,
+       "mistake": 0.025, "gap": 0.07, "cloze": 0.08, "none": 0.3}  # "none": nothing to answer
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
@@ -186,13 +186,13 @@ def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Inde
 
 
 def _shown_word(f: Fact, rng: np.random.Generator) -> str:
-    """The fact's key (a cloze fact's key is a sentence) or another word of its chunk."""
-    if f.kind != "cloze" and rng.random() < 0.5:
+    """The fact's key (a cloze or gap fact's key is a sentence) or another word of its chunk."""
+    if f.kind not in ("cloze", "gap") and rng.random() < 0.5:
         return f.key
     words = [w for w in re.findall(r"[a-z]{3,}", f.chunk.text.lower()) if w not in STOPWORDS]
     return words[int(rng.integers(len(words)))] if words else f.key
 
 
 def _pick_fact(facts: dict[str, list[Fact]], rng: np.random.Generator) -> Fact:
-    kind = ["verb", "table", "arrow", "cloze"][int(rng.integers(4))]
+    kind = ["verb", "table", "arrow", "gap", "cloze"][int(rng.integers(5))]
     return facts[kind][int(rng.integers(len(facts[kind])))]
