@@ -25,6 +25,7 @@ from minirag.facts import (
     line_facts,
     scrub,
     sentence_corrections,
+    small_edit,
     table_facts,
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
@@ -93,6 +94,17 @@ def test_corrections_written_without_strike_through():
     facts = line_facts(chunk(mistakes))
     assert [(f.key, f.answer) for f in facts if f.kind == "mistake"] == [
         ("She had went home", "She had gone home"), ("They had ate", "They had eaten")]
+
+
+@given(st.lists(st.sampled_from("she he had has went gone home it".split()), min_size=1,
+                max_size=8), st.lists(st.sampled_from("she had gone to bed".split()), max_size=8))
+def test_small_edit_accepts_a_sentence_as_itself_and_bounds_the_change(a, b):
+    wrong, right = " ".join(a), " ".join(b)
+    assert small_edit(wrong, wrong) and small_edit(wrong.upper(), wrong)
+    if small_edit(wrong, right):  # at most three words apart, at least half of them shared
+        assert abs(len(a) - len(b)) <= 3 and b
+    if len(b) > len(a) + 3:
+        assert not small_edit(wrong, right)
 
 
 def test_gap_facts_use_a_form_in_a_sentence_and_hint_its_base():
