@@ -123,10 +123,11 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     words = [set(tokenize(u)) for u in cands]
     heads = set(tokenize(" ".join(table_headers(text) + [header])))
     w8 = query_weights(query, set().union(heads, *words), weight)
-    # subtle: fsum is exactly rounded, so a score (and every tie) does not depend on the
-    # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
+    # a row that holds a query word means its cells under the header's names
     words = [ws | heads if u.startswith("|") and any(w in w8 for w in ws) else ws
              for u, ws in zip(cands, words)]
+    # subtle: fsum is exactly rounded, so a score (and every tie) does not depend on the
+    # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
     scores = [math.fsum(w8.get(w, 0.0) for w in ws) for ws in words]
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
     ids = tokenizer.encode(cands[order[0]])
