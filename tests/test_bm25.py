@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.bm25 import BM25Error, BM25Index, tokenize
+from minirag.bm25 import BM25Error, BM25Index, cue_words, tokenize
 from minirag.chunk import Chunk, chunk_id
 
 K1, B = 1.2, 0.75
@@ -93,6 +93,12 @@ def test_tokenize():
     assert tokenize("Don’t say 'goed', say WENT.") == ["don't", "say", "goed", "say", "went"]
     assert tokenize("won't") != ["won", "t"]  # "won" is the past of "win"
     assert tokenize("  ?!  ") == []
+
+
+def test_cue_words_are_the_bracketed_words_of_a_fill_in():
+    assert cue_words("she has ___ (write) a letter") == ["write"]
+    assert cue_words("the train is late by half ___ hour (a / an)") == ["a", "an"]
+    assert cue_words("past participle of go") == []
 
 
 # ---------------------------------------------------------------- reference libraries

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import HashingEmbedder
-from minirag.retrieve import MAX_QUERY_CHARS, Retriever, rrf_fuse
+from minirag.retrieve import MAX_QUERY_CHARS, Retriever, lexical_query, rrf_fuse
 from minirag.store import FlatVectorStore
 
 TEXTS = [
@@ -76,6 +76,17 @@ def test_retrieve_returns_chunks_and_hybrid_flag(retriever):
     hybrid = retriever.retrieve("past participle of go", k=2, hybrid=True)
     assert all(isinstance(c, Chunk) for c in dense + hybrid)
     assert dense[0].text == hybrid[0].text == TEXTS[0]
+
+
+def test_a_fill_ins_cue_counts_three_times_in_the_lexical_query(retriever):
+    assert lexical_query("he ___ (watch) tv") == "he ___ (watch) tv watch watch"
+    assert lexical_query("past of go") == "past of go"  # no brackets: the query as typed
+    query = "in time we ___ (swim)"
+    # plain BM25 follows the scenery ("in time"); the lexical query follows the cue
+    assert retriever.bm25.search(query, 1)[0][0].text == TEXTS[1]
+    (best, score), *_ = retriever.retrieve_scored(query, 3, "bm25")
+    assert best.text == TEXTS[5]
+    assert score == pytest.approx(retriever.bm25.search(lexical_query(query), 1)[0][1])
 
 
 def test_explain_shows_each_lists_rank_and_share(retriever):

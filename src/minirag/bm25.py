@@ -46,6 +46,15 @@ def tokenize(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
+CUE_WEIGHT = 3  # how many times a fill-in's cue counts: in a BM25 query and in a prompt window
+
+
+def cue_words(query: str) -> list[str]:
+    """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
+    sentence is scenery. Example: cue_words("she has ___ (write) a letter") -> ["write"]"""
+    return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
+
+
 class BM25Index:
     """BM25 over chunks: score(q, c) = sum over query tokens t of idf(t) * tfc(t, c).
 

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from minirag.bm25 import tokenize
+from minirag.bm25 import CUE_WEIGHT, cue_words, tokenize
 from minirag.chunk import Chunk
 from minirag.special_tokens import CTX, MARKERS, A, Q
 
@@ -82,8 +82,8 @@ def _is_rule(line: str) -> bool:
 
 
 def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
-    """What each word of a chunk is worth to this query: weight(w) for a query word, three
-    times that for a fill-in's cue, and half for a near miss.
+    """What each word of a chunk is worth to this query: weight(w) for a query word, CUE_WEIGHT
+    (3) times that for a fill-in's cue (bm25.cue_words), and half for a near miss.
 
     A near miss is a chunk word for a query word the chunk lacks: the shorter of the two has at
     least 3 letters, the other starts with all of it but its last letter (and at least its
@@ -92,9 +92,9 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     """
     q = set(tokenize(query)) - STOPWORDS
     # subtle: in a fill-in ("she has ___ (write) a letter") the word in brackets is the one
-    # to look up; the rest of the sentence is scenery, so it counts three times over
-    cue = set(tokenize(" ".join(re.findall(r"\(([^)]*)\)", query))))
-    out = {w: weight(w) * (3.0 if w in cue else 1.0) for w in q & vocab}
+    # to look up; the rest of the sentence is scenery, so it counts CUE_WEIGHT times over
+    cue = set(cue_words(query))
+    out = {w: weight(w) * (CUE_WEIGHT if w in cue else 1.0) for w in q & vocab}
     for w in q - vocab:
         if len(w) < 3:
             continue
@@ -102,7 +102,7 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
             stem = min(v, w, key=len)
             if len(stem) >= 3 and abs(len(v) - len(w)) <= 4 and \
                     v[:max(3, len(stem) - 1)] == w[:max(3, len(stem) - 1)]:
-                out[v] = max(out.get(v, 0.0), 0.5 * weight(v) * (3.0 if w in cue else 1.0))
+                out[v] = max(out.get(v, 0.0), 0.5 * weight(v) * (CUE_WEIGHT if w in cue else 1.0))
     return out
 
 

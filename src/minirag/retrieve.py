@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from minirag.bm25 import BM25Index
+from minirag.bm25 import CUE_WEIGHT, BM25Index, cue_words
 from minirag.chunk import Chunk
 from minirag.store import FlatVectorStore
 
@@ -49,6 +49,15 @@ def check_query(query: str) -> None:
                          f"{MAX_QUERY_CHARS:,}")
 
 
+def lexical_query(query: str) -> str:
+    """The query BM25 is asked: a fill-in's cue in brackets counts CUE_WEIGHT times (BM25
+    adds a term's share once per occurrence in the query), as it does when a prompt window is
+    chosen. "we are ___ (swim) in the sea right now" is about "swim", not "sea" or "now".
+    Example: lexical_query("he ___ (watch) tv") -> "he ___ (watch) tv watch watch"
+    """
+    return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
+
+
 class Retriever:
     """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion."""
 
@@ -75,14 +84,14 @@ class Retriever:
         if mode == "dense":
             return self.store.search(query, k)
         if mode == "bm25":
-            return self.bm25.search(query, k)
+            return self.bm25.search(lexical_query(query), k)
         by_id, lists = self._lists(query)
         return [(by_id[cid], s) for cid, s in rrf_fuse(lists, self.k_rrf, self.depth)[:k]]
 
     def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
         depth = min(self.depth, len(self.store)) or 1
         dense = self.store.search(query, depth)
-        lexical = self.bm25.search(query, depth)
+        lexical = self.bm25.search(lexical_query(query), depth)
         by_id = {c.id: c for c, _ in dense + lexical}
         return by_id, [[c.id for c, _ in dense], [c.id for c, _ in lexical]]
 
