@@ -74,7 +74,7 @@ def aggregate(config: str, per_q: list[tuple[dict, dict]]) -> list[dict]:
     for g, ms in by_group.items():
         row = {"config": config, "group": g, "n": len(ms)}
         for key in [f"recall@{k}" for k in KS] + ["mrr@10", "ndcg@10"]:
-            row[key] = round(float(np.mean([m[key] for m in ms])), 4)
+            row[key] = round(float(np.mean([m[key] for m in ms])), 6)
         lat = [m["ms"] for m in ms]
         row["p50_ms"], row["p95_ms"] = round(percentile(lat, 50), 3), round(percentile(lat, 95), 3)
         rows.append(row)
@@ -127,9 +127,9 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
         rows.append({"target_tokens": target, "overlap": overlap, "chunks": len(index.chunks),
                      "mean_tokens": round(float(np.mean(
                          [c.metadata["n_tokens"] for c in index.chunks])), 1),
-                     "recall@1": round(float(np.mean([m["recall@1"] for m in per_q])), 4),
-                     "recall@5": round(float(np.mean([m["recall@5"] for m in per_q])), 4),
-                     "mrr@10": round(float(np.mean([m["mrr@10"] for m in per_q])), 4)})
+                     "recall@1": round(float(np.mean([m["recall@1"] for m in per_q])), 6),
+                     "recall@5": round(float(np.mean([m["recall@5"] for m in per_q])), 6),
+                     "mrr@10": round(float(np.mean([m["mrr@10"] for m in per_q])), 6)})
     return rows
 
 

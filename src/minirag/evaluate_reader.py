@@ -62,11 +62,11 @@ def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
         out.append({
             "context": context, "retriever": retriever,
             "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
-            "exact_match": round(float(np.mean([m["em"] for m in ms])), 4) if answerable else None,
-            "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
+            "exact_match": round(float(np.mean([m["em"] for m in ms])), 6) if answerable else None,
+            "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
             if answerable and answered else None,
-            "abstention_rate": round(abst, 4) if not answerable else None,
-            "false_abstention_rate": round(abst, 4) if answerable else None})
+            "abstention_rate": round(abst, 6) if not answerable else None,
+            "false_abstention_rate": round(abst, 6) if answerable else None})
     order = {"all": 0, "verb": 1}
     return sorted(out, key=lambda r: (order.get(r["group"], 2), r["group"]))
 
@@ -144,8 +144,8 @@ def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None =
                ) -> list[dict]:
     answered = [m for m in ms if not m["abstained"]]
     return [{"context": context, "retriever": retriever, "group": group, "n": len(ms),
-             "exact_match": round(float(np.mean([m["em"] for m in ms])), 4),
-             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 4)
+             "exact_match": round(float(np.mean([m["em"] for m in ms])), 6),
+             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
              if answered else None,
              "abstention_rate": None,
-             "false_abstention_rate": round(float(np.mean([m["abstained"] for m in ms])), 4)}]
+             "false_abstention_rate": round(float(np.mean([m["abstained"] for m in ms])), 6)}]
