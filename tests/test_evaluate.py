@@ -1,7 +1,9 @@
 """Isolation tests for minirag.evaluate's analysis helpers: hand-built chunks, no index."""
 
 from minirag.chunk import Chunk
-from minirag.evaluate import lexical_gaps
+from minirag.evaluate import aggregate, lexical_gaps
+from minirag.evaluate_reader import rows
+from minirag.report import table
 
 
 def section(i: int) -> Chunk:
@@ -28,3 +30,16 @@ def test_a_gold_list_is_alternatives_any_section_may_share_the_word():
     q = {"id": "q", "question": "w7", "gold": [{"doc_id": "t.md", "section": "c"},
                                                {"doc_id": "t.md", "section": "g"}]}
     assert lexical_gaps([q], chunks) == set()
+
+
+def test_a_printed_rate_is_rounded_once():
+    # 34 of 57 is 0.59649...: rounded to 4 places first it would become 0.5965 and print 0.597
+    q = {"type": "literal", "topic": "verb-conjugation"}
+    hits = [1.0] * 34 + [0.0] * 23
+    per_q = [(q, {**{f"recall@{k}": h for k in (1, 3, 5, 10)}, "mrr@10": h, "ndcg@10": h,
+                  "ms": 1.0}) for h in hits]
+    row = next(r for r in aggregate("bm25", per_q) if r["group"] == "all")
+    assert table([row], ["recall@5"]).splitlines()[-1].strip() == "0.596"
+    scored = [(q, {"em": h, "abstained": False, "cite_ok": h}) for h in hits]
+    reader_row = next(r for r in rows("retrieved", scored, answerable=True) if r["group"] == "verb")
+    assert table([reader_row], ["exact_match"]).splitlines()[-1].strip() == "0.596"
