@@ -1,9 +1,12 @@
 """index.py: the index cache under .cache/ is keyed by KB bytes and config, reloads intact,
 rebuilds on any change, and survives corruption with a warning (a tiny KB in tmp_path)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
+from minirag.bm25 import BM25Index
 from minirag.index import IndexConfig, load_or_build_index
 from minirag.kb import KBError
 
@@ -60,3 +63,26 @@ def test_a_corrupted_cache_is_rebuilt_with_a_warning(kb, tmp_path, victim):
 def test_a_missing_kb_is_a_clear_error(tmp_path):
     with pytest.raises(KBError, match="not found"):
         load_or_build_index(tmp_path / "nope", cache_dir=tmp_path / "cache")
+
+
+def test_two_builds_of_one_index_at_once_leave_a_whole_cache(kb, tmp_path, monkeypatch):
+    # Another process builds and caches the same index while this one is between saving its
+    # store and its BM25 index: each must write in a temp folder of its own.
+    cache, real_save, interrupted = tmp_path / "cache", BM25Index.save, []
+
+    def save_after_the_other_process(self, path):
+        if not interrupted:
+            interrupted.append(True)
+            other = load_or_build_index(kb, cache_dir=cache)
+            assert not other.loaded_from_cache
+        real_save(self, path)
+
+    monkeypatch.setattr(BM25Index, "save", save_after_the_other_process)
+    first = load_or_build_index(kb, cache_dir=cache)
+    assert interrupted and not first.loaded_from_cache
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unusable cache would warn and rebuild
+        again = load_or_build_index(kb, cache_dir=cache)
+    assert again.loaded_from_cache
+    assert np.array_equal(again.store.vectors, first.store.vectors)
+    assert [p.name for p in cache.iterdir()] == [first.key]  # no temp folder left behind

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,12 +97,20 @@ def load_or_build_index(kb: Path = DEFAULT_KB, config: IndexConfig = IndexConfig
             warnings.warn(f"index cache {folder} is unusable ({e}); rebuilding it", stacklevel=2)
             shutil.rmtree(folder, ignore_errors=True)
     index = build_index(kb, config, key)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    index.store.save(tmp / "store")
-    index.bm25.save(tmp / "bm25")
-    shutil.rmtree(folder, ignore_errors=True)
-    tmp.rename(folder)  # the folder appears whole or not at all
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # subtle: a temp folder of this process's own. Two processes that build the same index at
+    # once (a notebook beside `make eval`) once shared "<key>.tmp" and deleted each other's files.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
+    try:
+        index.store.save(tmp / "store")
+        index.bm25.save(tmp / "bm25")
+        tmp.rename(folder)  # the folder appears whole or not at all
+    except OSError:
+        if not folder.is_dir():
+            raise
+        # another process cached the same (kb, config) first: same bytes, keep theirs
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return index
 
 
