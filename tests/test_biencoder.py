@@ -1,10 +1,10 @@
-"""biencoder.py and biencoder_train.py: the new layers (weighted pooling, L2 norm, InfoNCE) and
-the whole model checked against central finite differences in float64; backward twice gives the
-same gradients; hand-checked examples; the LSA start is exactly LSA; training on a toy corpus
-drives the loss down and retrieves its own pairs, bit-for-bit reproducibly; save/load round
-trip and every broken file refused by name; no eval question is ever a training query. The
-Embedder-protocol tests (shape, unit rows, determinism) run on the shipped weights in
-test_embed.py."""
+"""biencoder.py, biencoder_pairs.py and biencoder_train.py: the new layers (weighted pooling,
+L2 norm, InfoNCE) and the whole model checked against central finite differences in float64;
+backward twice gives the same gradients; hand-checked examples; the LSA start is exactly LSA;
+training on a toy corpus drives the loss down and retrieves its own pairs, bit-for-bit
+reproducibly; save/load round trip and every broken file refused by name; no eval question is
+ever a training query. The Embedder-protocol tests (shape, unit rows, determinism) run on the
+shipped weights in test_embed.py."""
 
 import json
 import re
@@ -26,15 +26,8 @@ from minirag.biencoder import (
     pool_backward,
     pool_forward,
 )
-from minirag.biencoder_train import (
-    HeldOut,
-    TrainConfig,
-    lsa_init,
-    make_pairs,
-    sentences,
-    train,
-    training_pairs,
-)
+from minirag.biencoder_pairs import make_pairs, sentences, training_pairs
+from minirag.biencoder_train import HeldOut, TrainConfig, lsa_init, train
 from minirag.chunk import chunk_text, search_text
 from minitokenizer import BPETokenizer
 
