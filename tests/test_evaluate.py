@@ -40,6 +40,6 @@ def test_a_printed_rate_is_rounded_once():
                   "ms": 1.0}) for h in hits]
     row = next(r for r in aggregate("bm25", per_q) if r["group"] == "all")
     assert table([row], ["recall@5"]).splitlines()[-1].strip() == "0.596"
-    scored = [(q, {"em": h, "abstained": False, "cite_ok": h}) for h in hits]
+    scored = [(q, {"em": h, "abstained": False, "cite_ok": h, "in_prompt": 1.0}) for h in hits]
     reader_row = next(r for r in rows("retrieved", scored, answerable=True) if r["group"] == "verb")
     assert table([reader_row], ["exact_match"]).splitlines()[-1].strip() == "0.596"

@@ -15,6 +15,7 @@ from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
 from minirag.artifacts import load_tokenizer
 from minirag.chunk import Chunk, chunk_id, load_kb
+from minirag.evaluate_reader import score
 from minirag.facts import (
     HELD_OUT_VERBS,
     Fact,
@@ -29,6 +30,7 @@ from minirag.facts import (
     table_facts,
 )
 from minirag.kb import DEFAULT_EVAL, load_questions
+from minirag.metrics import normalise_answer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
 from minirag.questions import EVAL_PHRASINGS, is_probe, normalise_question
 from minirag.reader import Reader, ReaderConfig, to_batch, training_data
@@ -241,4 +243,21 @@ def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
         lo, hi = windows(prompt.token_ids, tok)[n]
         assert r.answer in tok.decode(prompt.token_ids[lo:hi])
         assert r.text == f"{r.answer} {r.marker}" and r.marker in prompt.citations
+        # graded against its own answer, it was right exactly when the answer was shown (both
+        # fail only for an answer of punctuation alone, which exact match never accepts)
+        m = score(reader, question, chunks, r.answer)
+        assert m["em"] == m["in_prompt"] == float(bool(normalise_answer(r.answer)))
     assert reader.read(build_prompt(question, [], tokenizer=tok)).abstained  # nothing to point at
+
+
+def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
+    reader = Reader(SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2,
+                                             n_layer=1)), tok)
+    table = [chunk(TABLE)]
+    assert score(reader, "past of drink", table, "drank")["in_prompt"] == 1.0
+    assert score(reader, "past of drink", table, "Drank")["in_prompt"] == 1.0  # normalised
+    assert score(reader, "past of learn", table, "learned / lernt")["in_prompt"] == 1.0  # either
+    assert score(reader, "past of drink", table, "flew")["in_prompt"] == 0.0
+    assert score(reader, "past of drink", table, "dran")["in_prompt"] == 0.0  # whole words
+    assert score(reader, "past of drink", [], "drank")["in_prompt"] == 0.0  # closed book
+    assert score(reader, "past of drink", table, None)["in_prompt"] == 0.0  # unanswerable

@@ -1,4 +1,5 @@
-"""Reader evaluation: exact match, citation accuracy and abstention, by context.
+"""Reader evaluation: exact match, citation accuracy and abstention, by context, beside how
+often the answer was in the prompt at all (the most exact match a span reader can reach).
 
 What it is: the reader scored on the labelled questions with oracle context (the gold chunk),
 retrieved context (end to end), closed-book (no context), plus two faithfulness probes:
@@ -20,6 +21,7 @@ from minirag.prompt import build_prompt, units
 from minirag.questions import EVAL_PHRASINGS
 from minirag.reader import Reader
 from minirag.reader_data import nonce_verb
+from minirag.reader_inputs import windows
 from minirag.retrieve import Retriever
 
 
@@ -36,12 +38,18 @@ def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:
 
 def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None,
           idf=None) -> dict:
-    """One question: the reading, and whether it is right, cited right, or abstained."""
+    """One question: the reading, whether it is right, cited right, or abstained, and whether
+    the answer was in front of the reader at all (`in_prompt`: in one window of the prompt, as
+    exact match reads it). A span reader answers with part of one window, so `in_prompt` is
+    the most its `em` can be (barring a span that splits a word at an apostrophe or a digit)."""
     prompt = build_prompt(question, chunks, tokenizer=reader.tokenizer, idf=idf)
     r = reader.read(prompt)
     cited = {c.id: c for c in chunks}.get(prompt.citations.get(r.marker, ""), None)
     ok = answer is not None and not r.abstained and bool(exact_match(r.answer, answer))
+    shown = [reader.tokenizer.decode(prompt.token_ids[lo:hi])
+             for lo, hi in windows(prompt.token_ids, reader.tokenizer)]
     return {"abstained": r.abstained, "em": float(ok), "text": r.text,
+            "in_prompt": float(answer is not None and any(exact_match(w, answer) for w in shown)),
             "cite_ok": float(cited is not None and answer is not None
                              and answer.lower() in cited.text.lower())}
 
@@ -62,6 +70,8 @@ def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
         out.append({
             "context": context, "retriever": retriever,
             "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
+            "answer_in_prompt": round(float(np.mean([m["in_prompt"] for m in ms])), 6)
+            if answerable else None,
             "exact_match": round(float(np.mean([m["em"] for m in ms])), 6) if answerable else None,
             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
             if answerable and answered else None,
@@ -144,6 +154,7 @@ def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None =
                ) -> list[dict]:
     answered = [m for m in ms if not m["abstained"]]
     return [{"context": context, "retriever": retriever, "group": group, "n": len(ms),
+             "answer_in_prompt": round(float(np.mean([m["in_prompt"] for m in ms])), 6),
              "exact_match": round(float(np.mean([m["em"] for m in ms])), 6),
              "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
              if answered else None,
