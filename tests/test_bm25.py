@@ -300,7 +300,7 @@ def test_tampered_or_truncated_files_are_caught(tmp_path, name):
 
 def test_consistent_but_wrong_arrays_are_caught(tmp_path):
     """Even with the manifest's sha256 sums redone, postings must add up to the lengths."""
-    from minirag.store import sha256_file
+    from minirag.persist import sha256_file
 
     index_of(HAND).save(tmp_path / "ix")
     np.save(tmp_path / "ix" / "tf.npy", np.ones(9, np.int32))  # "the" in c1 had tf 2

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
-from minirag.store import FlatVectorStore, StoreError, sha256_file, top_k
+from minirag.persist import sha256_file
+from minirag.store import FlatVectorStore, StoreError, top_k
 
 
 def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:

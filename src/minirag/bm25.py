@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from minirag.chunk import Chunk
-from minirag.store import check_k, chunk_to_json, read_chunks, sha256_file, top_k, write_dir_atomic
+from minirag.persist import chunk_to_json, read_chunks, sha256_file, write_dir_atomic
+from minirag.store import check_k, top_k
 
 FORMAT = "minirag.BM25Index"
 VERSION = 1

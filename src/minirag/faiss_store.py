@@ -26,18 +26,14 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.embed import Embedder
+from minirag.persist import StoreError, chunk_to_json, read_chunks, sha256_file, write_dir_atomic
 from minirag.store import (
     ChunkVectorStore,
-    StoreError,
     check_k,
     check_new_chunks,
-    chunk_to_json,
     embedder_config,
-    read_chunks,
     read_manifest_json,
-    sha256_file,
     unit_rows,
-    write_dir_atomic,
 )
 
 FORMAT = "minirag.FaissVectorStore"

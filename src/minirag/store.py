@@ -12,11 +12,7 @@ Letters: N stored vectors, d dimensions, m queries in a batch, k results.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
@@ -25,74 +21,12 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.embed import Embedder
+from minirag.persist import StoreError, chunk_to_json, read_chunks, sha256_file, write_dir_atomic
 
 FORMAT = "minirag.FlatVectorStore"
 VERSION = 1
 SAMPLE = 4096  # scores sampled per query to pick the top-k threshold (see top_k)
 BLOCK_BYTES = 32 << 20  # score block budget for batched search: 32 MiB of float32
-
-
-class StoreError(ValueError):
-    """A bad argument or a bad store on disk; the message names the value or the file."""
-
-
-# ---------------------------------------------------------------- helpers bm25.py shares
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks (a 256 MB matrix never sits in memory twice)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
-def write_dir_atomic(path: Path, write) -> None:
-    """Create directory `path` by calling `write(tmp_dir)`, then renaming tmp_dir into place.
-
-    Nothing is ever half-written at `path`: a crash leaves the old directory there, or the new
-    one, or (between the two renames of a replacement) the old one parked beside it. An existing
-    `path` is replaced only if it is one of ours (has a manifest.json) or is empty.
-    """
-    path = Path(path)
-    if path.exists() and (not path.is_dir() or
-                          (any(path.iterdir()) and not (path / "manifest.json").exists())):
-        raise StoreError(f"{path} exists and is not a saved index; refusing to overwrite it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        write(tmp)
-        if path.exists():  # subtle: rename() cannot replace a non-empty directory; swap instead
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
-            os.replace(path, old / "x")
-            os.replace(tmp, path)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def chunk_to_json(c: Chunk) -> str:
-    return json.dumps({"id": c.id, "text": c.text, "doc_id": c.doc_id, "offset": c.offset,
-                       "metadata": c.metadata}, ensure_ascii=False)
-
-
-def read_chunks(path: Path, count: int) -> list[Chunk]:
-    """Read `count` chunks from a chunks.jsonl written by `chunk_to_json`."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if len(lines) != count:
-        raise StoreError(f"{path}: {len(lines)} lines, manifest says {count}")
-    chunks = []
-    for i, line in enumerate(lines, 1):
-        try:
-            r = json.loads(line)
-            chunks.append(Chunk(id=r["id"], text=r["text"], doc_id=r["doc_id"],
-                                offset=r["offset"], metadata=r["metadata"]))
-        except (ValueError, KeyError, TypeError) as e:
-            raise StoreError(f"{path}:{i}: not a chunk record ({e})") from None
-    return chunks
 
 
 def check_k(k) -> int:
