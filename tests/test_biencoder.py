@@ -1,10 +1,10 @@
-"""biencoder.py, biencoder_pairs.py and biencoder_train.py: the new layers (weighted pooling,
-L2 norm, InfoNCE) and the whole model checked against central finite differences in float64;
-backward twice gives the same gradients; hand-checked examples; the LSA start is exactly LSA;
-training on a toy corpus drives the loss down and retrieves its own pairs, bit-for-bit
-reproducibly; save/load round trip and every broken file refused by name; no eval question is
-ever a training query. The Embedder-protocol tests (shape, unit rows, determinism) run on the
-shipped weights in test_embed.py."""
+"""The bi-encoder (biencoder.py, biencoder_layers.py, biencoder_pairs.py, biencoder_train.py):
+the new layers (weighted pooling, L2 norm, InfoNCE) and the whole model checked against
+central finite differences in float64; backward twice gives the same gradients; hand-checked
+examples; the LSA start is exactly LSA; training on a toy corpus drives the loss down and
+retrieves its own pairs, bit-for-bit reproducibly; save/load round trip and every broken file
+refused by name; no eval question is ever a training query. The Embedder-protocol tests
+(shape, unit rows, determinism) run on the shipped weights in test_embed.py."""
 
 import json
 import re
@@ -14,15 +14,12 @@ import numpy as np
 import pytest
 from gradcheck import numeric_grad
 
-from minirag.biencoder import (
-    BiEncoderConfig,
-    BiEncoderError,
-    MiniBiEncoder,
+from minirag.biencoder import BiEncoderConfig, BiEncoderError, MiniBiEncoder, normalise
+from minirag.biencoder_layers import (
     info_nce_backward,
     info_nce_forward,
     l2norm_backward,
     l2norm_forward,
-    normalise,
     pool_backward,
     pool_forward,
 )

@@ -22,13 +22,8 @@ import numpy as np
 
 from minimodel.optim import AdamW, clip_grad_norm, cosine_lr
 from minirag.artifacts import kb_sha256, load_tokenizer
-from minirag.biencoder import (
-    BIENCODER_PATH,
-    BiEncoderConfig,
-    MiniBiEncoder,
-    info_nce_backward,
-    info_nce_forward,
-)
+from minirag.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
+from minirag.biencoder_layers import info_nce_backward, info_nce_forward
 from minirag.biencoder_pairs import Pair, hard_negatives, training_pairs
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb, search_text

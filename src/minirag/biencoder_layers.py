@@ -1,0 +1,78 @@
+"""The bi-encoder's three new layers, each a `forward -> (out, cache)` / `backward(dout, cache)`
+pair with its gradient written by hand: weighted masked mean pooling, L2 normalisation, and
+the InfoNCE loss with in-batch negatives (van den Oord et al., 2018; DPR's training loss).
+
+What it leaves out: the layers minimodel already has (embedding, linear, GELU). The math, with
+each gradient derived: theory/01-embeddings-and-biencoders.md. Finite-difference checks:
+tests/test_biencoder.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def pool_forward(x, weight):
+    """Weighted mean of the token vectors of each text; weight 0 masks a position out.
+
+    out[b] = sum_t weight[b, t] x[b, t] / W[b],  W[b] = sum_t weight[b, t]; a text whose
+    weights are all 0 gives the zero vector (and no gradient).
+    """
+    total = weight.sum(axis=1, keepdims=True)  # [B, 1] W
+    a = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)  # [B, T] sums to 1
+    out = np.einsum("bt,btc->bc", a, x)  # [B, T] x [B, T, C] -> [B, C]
+    return out, (x, a, out, total)
+
+
+def pool_backward(dout, cache):
+    """Returns dx [B, T, C] and dweight [B, T]."""
+    # out = sum_t a_t x_t, a_t = w_t / W  =>  dx_t = a_t dout
+    # and d out / d w_t = (x_t - out) / W  (raising one weight pulls the mean toward x_t)
+    x, a, out, total = cache
+    dx = a[:, :, None] * dout[:, None, :]  # [B, T, 1] * [B, 1, C] -> [B, T, C]
+    dxo = np.einsum("btc,bc->bt", x, dout) - (out * dout).sum(axis=1, keepdims=True)  # [B, T]
+    dweight = np.divide(dxo, total, out=np.zeros_like(dxo), where=total > 0)  # [B, T]
+    return dx, dweight
+
+
+def l2norm_forward(x, eps=1e-12):
+    """y = x / ||x|| per row, so y . y' is the cosine of x and x'."""
+    norm = np.sqrt((x * x).sum(axis=1, keepdims=True)) + eps  # [B, 1]
+    y = x / norm  # [B, D]
+    return y, (y, norm)
+
+
+def l2norm_backward(dout, cache):
+    # dy/dx = (I - y y^T) / ||x||: the part of dout along y is removed (scaling x moves nothing)
+    y, norm = cache
+    return (dout - y * (y * dout).sum(axis=1, keepdims=True)) / norm  # [B, D]
+
+
+def info_nce_forward(q, p, tau, banned=None):
+    """InfoNCE with in-batch negatives: query i's positive is passage i, every other passage
+    (the other queries' positives, then any extra hard negatives) is a negative.
+
+    loss = mean_i [ -log( exp(s_ii / tau) / sum_j exp(s_ij / tau) ) ],  s = q p^T
+    `banned` [B, P] bool marks columns to leave out of row i's sum (false negatives: passages
+    that are also right for query i). Example: q = p = I (2x2), tau = 1 -> log(1 + e^-1) = 0.313
+    """
+    B = q.shape[0]
+    logits = q @ p.T / tau  # [B, D] @ [D, P] -> [B, P]
+    if banned is not None:
+        logits = np.where(banned, -np.inf, logits)  # [B, P]
+    z = logits - logits.max(axis=1, keepdims=True)  # [B, P] shifted for stability
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [B, P] log softmax per row
+    loss = float(-logp[np.arange(B), np.arange(B)].mean())
+    return loss, (q, p, tau, logp)
+
+
+def info_nce_backward(cache):
+    # dloss/dlogits = (softmax - onehot) / B; logits = q p^T / tau gives the two matmuls
+    q, p, tau, logp = cache
+    B = q.shape[0]
+    dlogits = np.exp(logp)  # [B, P] softmax (exactly 0 in banned columns)
+    dlogits[np.arange(B), np.arange(B)] -= 1.0
+    dlogits /= B
+    dq = dlogits @ p / tau  # [B, P] @ [P, D] -> [B, D]
+    dp = dlogits.T @ q / tau  # [P, B] @ [B, D] -> [P, D]
+    return dq, dp
