@@ -63,20 +63,8 @@ def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
         for g in ["all", f"type:{q['type']}"] + (["verb"] if q["topic"] == "verb-conjugation"
                                                    else []):
             groups[g].append(m)
-    out = []
-    for g, ms in groups.items():
-        answered = [m for m in ms if not m["abstained"]]
-        abst = float(np.mean([m["abstained"] for m in ms]))
-        out.append({
-            "context": context, "retriever": retriever,
-            "group": g if answerable else f"unanswerable:{g}", "n": len(ms),
-            "answer_in_prompt": round(float(np.mean([m["in_prompt"] for m in ms])), 6)
-            if answerable else None,
-            "exact_match": round(float(np.mean([m["em"] for m in ms])), 6) if answerable else None,
-            "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
-            if answerable and answered else None,
-            "abstention_rate": round(abst, 6) if not answerable else None,
-            "false_abstention_rate": round(abst, 6) if answerable else None})
+    out = [_row(context, retriever, g if answerable else f"unanswerable:{g}", ms, answerable)
+           for g, ms in groups.items()]
     order = {"all": 0, "verb": 1}
     return sorted(out, key=lambda r: (order.get(r["group"], 2), r["group"]))
 
@@ -152,11 +140,17 @@ def _phrase(f: Fact, rng: np.random.Generator) -> str:
 
 def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None = None
                ) -> list[dict]:
+    return [_row(context, retriever, group, ms, answerable=True)]
+
+
+def _row(context: str, retriever: str | None, group: str, ms: list[dict], answerable: bool
+         ) -> dict:
+    """One reader row: the rates of the scored questions `ms` (see `score`)."""
     answered = [m for m in ms if not m["abstained"]]
-    return [{"context": context, "retriever": retriever, "group": group, "n": len(ms),
-             "answer_in_prompt": round(float(np.mean([m["in_prompt"] for m in ms])), 6),
-             "exact_match": round(float(np.mean([m["em"] for m in ms])), 6),
-             "citation_accuracy": round(float(np.mean([m["cite_ok"] for m in answered])), 6)
-             if answered else None,
-             "abstention_rate": None,
-             "false_abstention_rate": round(float(np.mean([m["abstained"] for m in ms])), 6)}]
+    rate = lambda key, of=ms: round(float(np.mean([m[key] for m in of])), 6)  # noqa: E731
+    return {"context": context, "retriever": retriever, "group": group, "n": len(ms),
+            "answer_in_prompt": rate("in_prompt") if answerable else None,
+            "exact_match": rate("em") if answerable else None,
+            "citation_accuracy": rate("cite_ok", answered) if answerable and answered else None,
+            "abstention_rate": rate("abstained") if not answerable else None,
+            "false_abstention_rate": rate("abstained") if answerable else None}
