@@ -26,8 +26,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.bm25 import BM25Error, BM25Index, cue_words, tokenize
+from minirag.bm25 import BM25Error, BM25Index, tokenize
 from minirag.chunk import Chunk, chunk_id
+from minirag.retrieve import cue_words
 
 K1, B = 1.2, 0.75
 
@@ -300,7 +301,7 @@ def test_tampered_or_truncated_files_are_caught(tmp_path, name):
 
 def test_consistent_but_wrong_arrays_are_caught(tmp_path):
     """Even with the manifest's sha256 sums redone, postings must add up to the lengths."""
-    from minirag.persist import sha256_file
+    from minirag.files.persist import sha256_file
 
     index_of(HAND).save(tmp_path / "ix")
     np.save(tmp_path / "ix" / "tf.npy", np.ones(9, np.int32))  # "the" in c1 had tf 2

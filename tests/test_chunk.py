@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_document, chunk_id, chunk_text, load_kb
-from minirag.kb import KBError
+from minirag.files.kb import KBError
 from minitokenizer import BPETokenizer
 
 CORPUS = textwrap.dedent("""\

@@ -21,7 +21,7 @@ def make_hashing():
 
 
 def make_biencoder():
-    from minirag.biencoder import load_biencoder
+    from minirag.encoders.biencoder import load_biencoder
     return load_biencoder()  # the shipped weights, data/models/biencoder.npz
 
 

@@ -1,9 +1,10 @@
-"""Isolation tests for minirag.evaluate's analysis helpers: hand-built chunks, no index."""
+"""Isolation tests for minirag.evaluation.harness's analysis helpers: hand-built chunks, no
+index."""
 
 from minirag.chunk import Chunk
-from minirag.evaluate import aggregate, lexical_gaps
-from minirag.evaluate_reader import rows
-from minirag.report import table
+from minirag.evaluation.harness import aggregate, lexical_gaps
+from minirag.evaluation.reading import rows
+from minirag.evaluation.report import table
 
 
 def section(i: int) -> Chunk:

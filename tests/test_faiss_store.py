@@ -19,7 +19,7 @@ from minirag.store import FlatVectorStore, StoreError
 
 pytest.importorskip("faiss")  # the optional extra `scale`; without it only this file is skipped
 
-from minirag.faiss_store import FaissVectorStore  # noqa: E402
+from minirag.scale.faiss_store import FaissVectorStore  # noqa: E402
 
 
 def make_chunks(n: int, doc: str = "doc.md") -> list[Chunk]:
@@ -193,7 +193,7 @@ def test_missing_faiss_gives_the_install_command(monkeypatch):
 def test_minirag_imports_and_runs_without_faiss():
     code = ("import sys; sys.modules['faiss'] = None\n"
             "import numpy as np\n"
-            "import minirag.faiss_store, minirag.shard\n"
+            "import minirag.scale.faiss_store, minirag.scale.shard\n"
             "from minirag.store import FlatVectorStore\n"
             "from minirag.chunk import Chunk\n"
             "class E: name, d = 'e', 2\n"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from minirag.bm25 import BM25Index
-from minirag.index import IndexConfig, load_or_build_index
-from minirag.kb import KBError
+from minirag.files.kb import KBError
+from minirag.index.cache import IndexConfig, load_or_build_index
 
 FILES = {
     "verbs.md": "# Verbs\n## Irregular\nThe past of go is went. The past of see is saw.\n",

@@ -1,19 +1,16 @@
-"""The knowledge base and the eval sets: structure, size, gold labels, and every irregular verb
-form checked against lemminflect (an independent inflection library)."""
+"""The knowledge base: structure, size, the facts a grammar audit corrected, and every irregular
+verb form checked against lemminflect (an independent inflection library). The eval sets that
+point into it are tests/test_eval_sets.py."""
 
 import re
 from collections import Counter
 
 import pytest
 
-from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, kb_files, load_questions, read_kb
+from minirag.files.kb import DEFAULT_KB, kb_files, read_kb
 
 DOCS = read_kb(DEFAULT_KB)
 BY_ID = {d.doc_id: d for d in DOCS}
-RETRIEVAL = load_questions(DEFAULT_EVAL / "retrieval.jsonl")
-UNANSWERABLE = load_questions(DEFAULT_EVAL / "unanswerable.jsonl")
-TYPES = {"literal", "paraphrase", "fill-in", "comparison", "error-correction", "definition",
-         "example"}
 
 # The irregular-verb tables: `| Base form | Past simple | Past participle |`, alternatives
 # separated by " / " ("learnt / learned").
@@ -86,42 +83,3 @@ def test_every_irregular_verb_form_is_accepted_by_lemminflect():
             wrong += [f"{doc_id}: {base} {tag} {f!r} (lemminflect: {sorted(ok)})"
                       for f in forms if f not in ok]
     assert wrong == []
-
-
-def test_eval_sets_are_large_enough_and_ids_unique():
-    assert len(RETRIEVAL) >= 200
-    assert len(UNANSWERABLE) >= 40
-    ids = [q["id"] for q in RETRIEVAL + UNANSWERABLE]
-    assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
-
-
-def test_question_types_and_topics():
-    assert {q["type"] for q in RETRIEVAL} <= TYPES
-    assert sum(q["topic"] == "verb-conjugation" for q in RETRIEVAL) >= 30
-    assert {"literal", "paraphrase", "fill-in"} <= {q["type"] for q in RETRIEVAL}
-
-
-@pytest.mark.parametrize("q", RETRIEVAL, ids=lambda q: q["id"])
-def test_gold_exists_and_contains_the_answer(q):
-    assert q["gold"], "an answerable question needs a gold section"
-    for g in q["gold"]:
-        doc = BY_ID.get(g["doc_id"])
-        assert doc is not None, f"no KB file {g['doc_id']}"
-        assert doc.section(g["section"]) is not None, f"{g['doc_id']}: no {g['section']!r}"
-    texts = [BY_ID[g["doc_id"]].section_text(g["section"]).lower() for g in q["gold"]]
-    assert q["answer"] and any(q["answer"].lower() in t for t in texts), q["answer"]
-
-
-def test_every_kb_file_is_gold_for_some_question():
-    covered = {g["doc_id"] for q in RETRIEVAL for g in q["gold"]}
-    assert sorted(set(BY_ID) - covered) == []
-
-
-def test_no_eval_question_occurs_verbatim_in_the_kb():
-    kb = normalise(" ".join(d.text for d in DOCS))
-    leaked = [q["id"] for q in RETRIEVAL + UNANSWERABLE if normalise(q["question"]) in kb]
-    assert leaked == []
-
-
-def test_unanswerable_questions_have_no_gold_and_no_answer():
-    assert all(q["gold"] == [] and q["answer"] is None for q in UNANSWERABLE)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.metrics import (
+from minirag.evaluation.metrics import (
     exact_match,
     hit_at_k,
     mrr,

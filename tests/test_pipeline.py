@@ -12,9 +12,9 @@ import pytest
 
 from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
-from minirag.artifacts import load_tokenizer
-from minirag.index import IndexConfig, load_or_build_index
-from minirag.kb import DEFAULT_KB
+from minirag.files.artifacts import load_tokenizer
+from minirag.files.kb import DEFAULT_KB
+from minirag.index.cache import IndexConfig, load_or_build_index
 from minirag.pipeline import DEFAULT_EMBEDDER, RAGPipeline, rag_answer
 from minirag.prompt import IDK_TEXT
 from minirag.reader import Reader

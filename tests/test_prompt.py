@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
+from minirag.files.special_tokens import CTX, MARKERS, SPECIAL_TOKENS, A, Q
 from minirag.prompt import (
     COMPACT_TEMPLATE,
     FULL_TEMPLATE,
@@ -17,7 +18,6 @@ from minirag.prompt import (
     query_weights,
     units,
 )
-from minirag.special_tokens import CTX, MARKERS, SPECIAL_TOKENS, A, Q
 from minitokenizer import BPETokenizer
 
 TEXT = ("Irregular verbs: go went gone. The past simple of swim is swam. "

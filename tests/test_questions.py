@@ -1,4 +1,4 @@
-"""Isolation tests for minirag.questions: hand-built facts, no KB, no model."""
+"""Isolation tests for minirag.training.questions: hand-built facts, no KB, no model."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk
-from minirag.facts import Fact
-from minirag.questions import (
+from minirag.training.facts import Fact
+from minirag.training.questions import (
     ASIDES,
     EVAL_PHRASINGS,
     arrow_kind,

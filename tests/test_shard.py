@@ -1,9 +1,8 @@
-"""Sharded search (minirag.shard) against one unsharded FlatVectorStore: the merged top k must be
-identical, ids, scores and tie order, for any number of shards S, any split (uneven, empty
-shards), any k (including k larger than every shard), single and batched queries. Checked by
-hypothesis on tie-heavy vectors whose scores are exact in float32, and on Gaussian vectors; plus
-merge_top_k on a hand-made example and the errors for bad arguments.
-"""
+"""Sharded search (minirag.scale.shard) against one unsharded FlatVectorStore: the merged top k
+must be identical, ids, scores and tie order, for any number of shards S, any split (uneven,
+empty shards), any k (including k larger than every shard), single and batched queries. Checked
+by hypothesis on tie-heavy vectors whose scores are exact in float32, and on Gaussian vectors;
+plus merge_top_k on a hand-made example and the errors for bad arguments."""
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
-from minirag.shard import ShardedStore, merge_top_k
+from minirag.scale.shard import ShardedStore, merge_top_k
 from minirag.store import FlatVectorStore, StoreError
 
 D = 6
@@ -116,7 +115,7 @@ def test_bad_arguments():
 
 def test_shards_may_be_faiss_stores():
     pytest.importorskip("faiss")
-    from minirag.faiss_store import FaissVectorStore
+    from minirag.scale.faiss_store import FaissVectorStore
 
     rng = np.random.default_rng(5)
     X, Q = rng.standard_normal((200, D)).astype(np.float32), rng.standard_normal((10, D))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
-from minirag.persist import sha256_file
+from minirag.files.persist import sha256_file
 from minirag.store import FlatVectorStore, StoreError, top_k
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from minitokenizer.atomic import atomic_write
 
 FORMAT = "minigpt"
 FORMAT_VERSION = 1
@@ -35,23 +35,6 @@ def params_sha256(params: dict[str, np.ndarray]) -> str:
         h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
         h.update(a.tobytes())
     return h.hexdigest()
-
-
-def atomic_write(path, write) -> None:
-    """Call `write(f)` on a temp file beside `path`, then os.replace it onto `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; an artifact is for everyone
-        os.replace(tmp, path)  # atomic on POSIX and Windows: readers see old or new, never half
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_params(path, params: dict[str, np.ndarray], config: dict, fmt: str = FORMAT) -> None:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.chunk import Chunk
-from minirag.persist import chunk_to_json, read_chunks, sha256_file, write_dir_atomic
+from minirag.chunk import Chunk, read_chunks, write_chunks
+from minirag.files.persist import sha256_file, write_dir_atomic
 from minirag.store import check_k, top_k
 
 FORMAT = "minirag.BM25Index"
@@ -45,15 +45,6 @@ def tokenize(text: str) -> list[str]:
     Example: tokenize("Don’t say 'goed', say WENT.") -> ["don't", "say", "goed", "say", "went"]
     """
     return _WORD.findall(text.lower().replace("\u2019", "'"))
-
-
-CUE_WEIGHT = 3  # how many times a fill-in's cue counts: in a BM25 query and in a prompt window
-
-
-def cue_words(query: str) -> list[str]:
-    """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
-    sentence is scenery. Example: cue_words("she has ___ (write) a letter") -> ["write"]"""
-    return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
 
 
 class BM25Index:
@@ -253,8 +244,7 @@ class BM25Index:
                 np.save(tmp / f"{name}.npy", a)
             (tmp / "vocab.json").write_text(json.dumps(list(self.vocab), ensure_ascii=False),
                                             encoding="utf-8")
-            (tmp / "chunks.jsonl").write_text("".join(chunk_to_json(c) + "\n"
-                                                      for c in self.chunks), encoding="utf-8")
+            write_chunks(tmp / "chunks.jsonl", self.chunks)
             files = [f"{n}.npy" for n in arrays] + ["vocab.json", "chunks.jsonl"]
             manifest = {"format": FORMAT, "version": VERSION, "k1": self.k1, "b": self.b,
                         "idf": self.idf_kind, "epsilon": self.epsilon, "count": len(self),

@@ -9,12 +9,14 @@ section). Follows DESIGN §3 `minirag.chunk`; the trade-offs are in theory/02.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from minirag.kb import DEFAULT_KB, Section, kb_files, parse_document, read_document
+from minirag.files.kb import DEFAULT_KB, Section, kb_files, parse_document, read_document
+from minirag.files.persist import StoreError
 
 
 def chunk_id(doc_id: str, offset: int) -> str:
@@ -183,7 +185,7 @@ def chunk_text(text: str, doc_id: str, target_tokens: int = 150, overlap: int = 
     if not text.strip():
         return []
     if tokenizer is None:
-        from minirag.artifacts import load_tokenizer
+        from minirag.files.artifacts import load_tokenizer
         tokenizer = load_tokenizer()
     count = tokenizer.token_count
     doc = parse_document(text, doc_id)
@@ -220,7 +222,27 @@ def load_kb(root: Path = DEFAULT_KB, target_tokens: int = 150, overlap: int = 20
             tokenizer=None) -> list[Chunk]:
     """Every chunk of every *.md / *.txt file below `root`, in doc-id order."""
     if tokenizer is None:
-        from minirag.artifacts import load_tokenizer
+        from minirag.files.artifacts import load_tokenizer
         tokenizer = load_tokenizer()
     return [c for p in kb_files(root)
             for c in chunk_document(p, target_tokens, overlap, tokenizer, root)]
+
+
+def write_chunks(path: Path, chunks: list[Chunk]) -> None:
+    """Chunks as JSON lines, one object per chunk (a saved index's chunks.jsonl)."""
+    Path(path).write_text("".join(json.dumps(asdict(c), ensure_ascii=False) + "\n"
+                                  for c in chunks), encoding="utf-8")
+
+
+def read_chunks(path: Path, count: int) -> list[Chunk]:
+    """Read `count` chunks written by `write_chunks`; a bad line is a StoreError naming it."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    if len(lines) != count:
+        raise StoreError(f"{path}: {len(lines)} lines, manifest says {count}")
+    chunks = []
+    for i, line in enumerate(lines, 1):
+        try:
+            chunks.append(Chunk(**json.loads(line)))
+        except (ValueError, TypeError) as e:
+            raise StoreError(f"{path}:{i}: not a chunk record ({e})") from None
+    return chunks

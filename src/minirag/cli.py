@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, KBError
+from minirag.files.kb import DEFAULT_KB, SPLITS, KBError
 
 USER_ERRORS = (ValueError, KBError, OSError, KeyError)
 
@@ -37,7 +37,7 @@ def _embedder(args) -> str:
 
 
 def cmd_index(args) -> dict:
-    from minirag.index import IndexConfig, load_or_build_index
+    from minirag.index.cache import IndexConfig, load_or_build_index
     t0 = time.perf_counter()
     embedder = _embedder(args)
     index = load_or_build_index(args.kb, IndexConfig(embedder=embedder))
@@ -47,7 +47,7 @@ def cmd_index(args) -> dict:
 
 
 def cmd_search(args) -> dict:
-    from minirag.index import IndexConfig, load_or_build_index
+    from minirag.index.cache import IndexConfig, load_or_build_index
     from minirag.retrieve import Retriever
     if args.k < 1:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
@@ -71,12 +71,13 @@ def cmd_search(args) -> dict:
 
 
 def cmd_eval(args) -> dict:
-    from minirag.evaluate import run
-    return run(args.set, args.kb, sweep=not args.no_sweep, plots_dir=args.plots)
+    from minirag.evaluation.harness import run
+    return run(args.split, args.kb, sweep=not args.no_sweep, plots_dir=args.plots,
+               questions_path=args.set)
 
 
 def cmd_train(args) -> dict:
-    from minirag.models import build
+    from minirag.training.build import build
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     return build([{"encoder": "biencoder"}.get(args.what, args.what)], log=log)
 
@@ -142,7 +143,7 @@ def print_search(r):
 
 
 def print_eval(r):
-    from minirag.report import format_eval
+    from minirag.evaluation.report import format_eval
     print(format_eval(r))
 
 
@@ -191,7 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
-    s.add_argument("--set", type=Path, default=DEFAULT_EVAL / "retrieval.jsonl")
+    s.add_argument("--split", choices=SPLITS, default="test",
+                   help="test (blind: aggregate rows only) or dev (also each miss)")
+    s.add_argument("--set", type=Path, help="a questions file of your own instead of a split")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--no-sweep", action="store_true", help="skip the chunk-size sweep")
     s.add_argument("--plots", type=Path, default=Path("results"), help="folder for PNG plots")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minirag.chunk import Chunk
-from minirag.index import IndexConfig, load_or_build_index
-from minirag.kb import DEFAULT_KB
+from minirag.files.kb import DEFAULT_KB
+from minirag.index.cache import IndexConfig, load_or_build_index
 from minirag.prompt import Prompt, build_prompt
 from minirag.reader import Reader, Reading
 from minirag.retrieve import Retriever, check_query

@@ -14,9 +14,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from minirag.bm25 import CUE_WEIGHT, cue_words, tokenize
+from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.special_tokens import CTX, MARKERS, A, Q
+from minirag.files.special_tokens import CTX, MARKERS, A, Q
+from minirag.retrieve import CUE_WEIGHT, cue_words
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -83,15 +84,15 @@ def _is_rule(line: str) -> bool:
 
 def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     """What each word of a chunk is worth to this query: weight(w) for a query word, CUE_WEIGHT
-    (3) times that for a fill-in's cue (bm25.cue_words), and half for a near miss.
+    (3) times that for a fill-in's cue (retrieve.cue_words), and half for a near miss.
 
     A near miss is a chunk word for a query word the chunk lacks: the shorter of the two has at
     least 3 letters, the other starts with all of it but its last letter (and at least its
-    first 3), and they differ in length by at most 4: "putted" finds "put", "catched"
-    "catch", "studies" "study"; "sang" does not find "sing".
+    first 3), and they differ in length by at most 4: a learner's "bringed" finds the KB's
+    "bring", "tomatos" finds "tomato", "cities" finds "city"; "rang" does not find "ring".
     """
     q = set(tokenize(query)) - STOPWORDS
-    # subtle: in a fill-in ("she has ___ (write) a letter") the word in brackets is the one
+    # subtle: in a fill-in ("the cat ___ (sit) on the mat") the word in brackets is the one
     # to look up; the rest of the sentence is scenery, so it counts CUE_WEIGHT times over
     cue = set(cue_words(query))
     out = {w: weight(w) * (CUE_WEIGHT if w in cue else 1.0) for w in q & vocab}
@@ -112,7 +113,7 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
 
     Units are ranked by the weight of the query words they hold (query_weights); a table row
     that holds one also holds its table's header words (`header`: the header of a table the
-    text starts inside): "| beat | beat | beaten |" says "past participle of beat" as much as
+    text starts inside): "| ring | rang | rung |" says "past participle of ring" as much as
     prose that names both does. Ties go to the shorter unit (a table row over a paragraph),
     then the earlier. The best one is always shown (a unit longer than `max_tokens` is cut to
     the token window that starts a little before its most informative query word); the next
@@ -167,7 +168,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     """
     if tokenizer is None:
-        from minirag.artifacts import load_tokenizer
+        from minirag.files.artifacts import load_tokenizer
         tokenizer = load_tokenizer()
     if not template.budgeted:
         return _full_prompt(query, chunks, template, tokenizer)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from minirag.special_tokens import CTX, MARKERS, A
+from minirag.files.special_tokens import CTX, MARKERS, A
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # A word of `in_question`: letters and digits only, unlike bm25.tokenize's \w, so the gap

@@ -8,9 +8,10 @@ re-ranker, weighted-score fusion (shown for contrast in theory/03 and lab 02).
 from __future__ import annotations
 
 import math
+import re
 from typing import Literal
 
-from minirag.bm25 import CUE_WEIGHT, BM25Index, cue_words
+from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
 from minirag.store import FlatVectorStore
 
@@ -40,6 +41,15 @@ def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+CUE_WEIGHT = 3  # how many times a fill-in's cue counts: in a BM25 query and in a prompt window
+
+
+def cue_words(query: str) -> list[str]:
+    """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
+    sentence is scenery. Example: cue_words("the cat ___ (sit) on the mat") -> ["sit"]"""
+    return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
+
+
 def check_query(query: str) -> None:
     """Reject what no retriever should silently accept: an empty or an oversized query."""
     if not isinstance(query, str) or not query.strip():
@@ -52,7 +62,7 @@ def check_query(query: str) -> None:
 def lexical_query(query: str) -> str:
     """The query BM25 is asked: a fill-in's cue in brackets counts CUE_WEIGHT times (BM25
     adds a term's share once per occurrence in the query), as it does when a prompt window is
-    chosen. "we are ___ (swim) in the sea right now" is about "swim", not "sea" or "now".
+    chosen: in "the cat ___ (sit) on the mat" the question is about "sit", not "cat" or "mat".
     Example: lexical_query("he ___ (watch) tv") -> "he ___ (watch) tv watch watch"
     """
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])

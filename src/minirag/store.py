@@ -19,9 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from minirag.chunk import Chunk
+from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.persist import StoreError, chunk_to_json, read_chunks, sha256_file, write_dir_atomic
+from minirag.files.persist import (
+    StoreError,
+    sha256_file,
+    write_dir_atomic,
+)
 
 FORMAT = "minirag.FlatVectorStore"
 VERSION = 1
@@ -234,8 +238,7 @@ class FlatVectorStore(ChunkVectorStore):
 
         def write(tmp: Path) -> None:
             np.save(tmp / "vectors.npy", np.ascontiguousarray(self._buf[: len(self)]))
-            (tmp / "chunks.jsonl").write_text(
-                "".join(chunk_to_json(c) + "\n" for c in self._chunks), encoding="utf-8")
+            write_chunks(tmp / "chunks.jsonl", self._chunks)
             manifest = {
                 "format": FORMAT, "version": VERSION, "d": self.d, "count": len(self),
                 "embedder": {"name": self.embedder.name, "config": embedder_config(self.embedder)},

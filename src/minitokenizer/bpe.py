@@ -19,11 +19,11 @@ import json
 import operator
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 
+from minitokenizer.atomic import atomic_write
 from minitokenizer.train import Pair, merge, train_incremental, train_naive
 
 # The pre-split, written for Python's `re` (no \p{..}, no possessive quantifiers in 3.10).
@@ -225,16 +225,7 @@ class BPETokenizer:
         path = Path(path)
         doc = {"format": "minitokenizer.bpe", "version": FORMAT_VERSION, **self._contents(),
                "sha256": self.fingerprint}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(doc, f, ensure_ascii=False)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)  # never leave a half-written file behind
-            raise
+        atomic_write(path, lambda f: json.dump(doc, f, ensure_ascii=False), mode="w")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> BPETokenizer:

@@ -17,11 +17,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from minirag.artifacts import ArtifactError, kb_sha256, load_tokenizer
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, load_kb, search_text
 from minirag.embed import Embedder, HashingEmbedder
-from minirag.kb import DEFAULT_KB, REPO_ROOT
+from minirag.files.artifacts import ArtifactError, kb_sha256, load_tokenizer
+from minirag.files.kb import DEFAULT_KB, REPO_ROOT
 from minirag.store import FlatVectorStore
 
 # where cached indexes live; MINIRAG_CACHE_DIR moves them (the test suite points it at a tmp dir)
@@ -52,7 +52,7 @@ def make_embedder(name: str, texts: list[str]) -> Embedder:
     if name == "hashing":
         return HashingEmbedder().fit(texts)
     if name == "biencoder":
-        from minirag.biencoder import load_biencoder
+        from minirag.encoders.biencoder import load_biencoder
         return load_biencoder()
     raise ValueError(f"embedder {name!r} is not one of {', '.join(EMBEDDERS)}")
 
@@ -62,7 +62,7 @@ def cache_key(kb: Path, config: IndexConfig) -> str:
     parts = {"kb": kb_sha256(kb), "config": config.__dict__, "tokenizer": tok.fingerprint,
              "format": FORMAT_VERSION}
     if config.embedder == "biencoder":
-        from minirag.biencoder import BIENCODER_PATH
+        from minirag.encoders.biencoder import BIENCODER_PATH
         parts["biencoder"] = hashlib.sha256(BIENCODER_PATH.read_bytes()).hexdigest()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -32,16 +32,16 @@ from minimodel.layers import (
     linear_backward,
     linear_forward,
 )
-from minirag.artifacts import (
+from minirag.encoders.layers import l2norm_backward, l2norm_forward, pool_backward, pool_forward
+from minirag.files.artifacts import (
     MODELS_DIR,
     ArtifactError,
     load_tokenizer,
     warn_if_kb_changed,
 )
-from minirag.biencoder_layers import l2norm_backward, l2norm_forward, pool_backward, pool_forward
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
-FORMAT = "minirag.biencoder"  # the format name in the checkpoint header (minimodel.checkpoint)
+FORMAT = "minirag.biencoder"  # the format name in its checkpoint header (minimodel.checkpoint)
 _NON_WORD = re.compile(r"(?:[^\w']|_)+")  # what normalise() turns into a single space
 PARAMS = ("tok_emb", "tok_logw", "w1", "b1", "w2", "b2")  # trained; "idf" is fixed
 

@@ -21,8 +21,8 @@ def plot_report(report: dict, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in overall:
         ax.plot(KS, [r[f"recall@{k}"] for k in KS], marker="o", label=r["config"])
-    ax.set(xlabel="k", ylabel="Recall@k", title="Recall@k on retrieval.jsonl", xticks=KS,
-           ylim=(0, 1.02))
+    ax.set(xlabel="k", ylabel="Recall@k", xticks=KS, ylim=(0, 1.02),
+           title=f"Recall@k, {report.get('split', 'custom')} split")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     paths.append(_save(fig, out_dir / "recall_at_k.png"))

@@ -22,7 +22,9 @@ def table(rows: list[dict], keys: list[str], headers: list[str] | None = None) -
 
 def format_eval(report: dict) -> str:
     rows = report["retrieval"]
-    out = []
+    out = [f"Split: {report.get('split', 'custom')}" + (
+        " (blind: aggregate figures only; read failures on --split dev)"
+        if report.get("split") == "test" else ""), ""]
     for group, title in (("all", "All questions"), ("verb", "Verb-conjugation questions")):
         sel = [r for r in rows if r["group"] == group]
         if sel:
@@ -54,7 +56,7 @@ def format_eval(report: dict) -> str:
         out.append(table(report["sweep"], ["target_tokens", "overlap", "chunks", "mean_tokens",
                                            "recall@1", "recall@5", "mrr@10"]))
         out.append("")
-    n_gaps = len(report["lexical_gaps"])
+    n_gaps = len(report.get("lexical_gaps", []))
     for name, missed in report.get("misses", {}).items():
         if name.startswith("hybrid") and missed:
             gap = sum(m["lexical_gap"] for m in missed)

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from minirag.facts import Fact, first_alternative, split_cells
+from minirag.training.facts import Fact, first_alternative, split_cells
 
 SUBJECTS = ["i", "you", "he", "she", "we", "they", "my sister", "the kids", "tom", "our team",
             "my parents", "the teacher", "everyone", "nobody"]

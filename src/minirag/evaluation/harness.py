@@ -1,9 +1,11 @@
 """The evaluation harness: every retriever configuration over the labelled questions.
 
 What it is: run each configuration (dense hashing, BM25, hybrid, and the bi-encoder rows when
-its weights exist) over data/eval/retrieval.jsonl; Recall@{1,3,5,10}, MRR@10, nDCG@10 and
-query latency p50/p95, overall, for the verb set, and per question type and topic; a sweep of
-chunk size and overlap; PNG plots under results/. Metrics: minirag.metrics (theory/04).
+its weights exist) over one split's questions (data/eval/{dev,test}/retrieval.jsonl);
+Recall@{1,3,5,10}, MRR@10, nDCG@10 and query latency p50/p95, overall, for the verb set, and
+per question type and topic; PNG plots under results/. On dev it also lists each miss and
+sweeps chunk size and overlap (tuning happens there); on test it reports aggregate rows only,
+so the blind split stays blind. Metrics: minirag.evaluation.metrics (theory/04).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.artifacts import kb_sha256
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.index import Index, IndexConfig, build_index, load_or_build_index
-from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, load_questions
-from minirag.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
+from minirag.evaluation.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
+from minirag.files.artifacts import kb_sha256
+from minirag.files.kb import DEFAULT_EVAL, DEFAULT_KB, eval_set, load_questions
+from minirag.index.cache import Index, IndexConfig, build_index, load_or_build_index
 from minirag.retrieve import Retriever
 
 KS = (1, 3, 5, 10)
@@ -133,18 +135,18 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
     return rows
 
 
-def reader_rows(configs: dict, questions: list[dict], eval_set: Path) -> list[dict]:
+def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[dict]:
     """The reader's rows (evaluate_reader.py) if a trained reader is shipped, else []: the
     retrieved rows once per hybrid configuration, the pipeline's first."""
     from minirag.pipeline import DEFAULT_EMBEDDER
     from minirag.reader import READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
-    from minirag.evaluate_reader import evaluate_reader
+    from minirag.evaluation.reading import evaluate_reader
     first = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
     names = [first] + [n for n in configs if n.startswith("hybrid") and n != first]
     retrievers = {n: configs[n][0] for n in names}
-    unanswerable_path = Path(eval_set).with_name("unanswerable.jsonl")
+    unanswerable_path = Path(eval_path).with_name("unanswerable.jsonl")
     unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
     return evaluate_reader(Reader.load(), retrievers, retrievers[first].store.chunks,
                            questions, unanswerable)
@@ -156,20 +158,35 @@ def environment(kb: Path, n_questions: int) -> dict:
             "questions": n_questions}
 
 
-def run(eval_set: Path = DEFAULT_EVAL / "retrieval.jsonl", kb: Path = DEFAULT_KB,
-        sweep: bool = True, plots_dir: Path | None = None) -> dict:
-    """Everything `minirag eval` reports, as one JSON-able dict (DESIGN §3 cli)."""
-    questions = [q for q in load_questions(eval_set) if q["gold"]]
+def split_of(path: Path) -> str:
+    """"test" for a set inside data/eval/test/, "dev" inside data/eval/dev/, else "custom"."""
+    for split in ("test", "dev"):
+        if (DEFAULT_EVAL / split).resolve() in Path(path).resolve().parents:
+            return split
+    return "custom"
+
+
+def run(split: str = "test", kb: Path = DEFAULT_KB, sweep: bool = True,
+        plots_dir: Path | None = None, questions_path: Path | None = None) -> dict:
+    """Everything `minirag eval` reports, as one JSON-able dict (DESIGN §3 cli).
+
+    `questions_path` (a set of one's own) overrides the split's retrieval.jsonl. A test-split
+    report holds aggregate rows only: no misses, no question ids, no sweep."""
+    eval_path = Path(questions_path) if questions_path else eval_set(split)
+    split = split_of(eval_path)
+    questions = [q for q in load_questions(eval_path) if q["gold"]]
     if not questions:
-        raise ValueError(f"{eval_set}: no answerable questions to evaluate")
+        raise ValueError(f"{eval_path}: no answerable questions to evaluate")
     configs = configurations(kb)
     gaps = frozenset(lexical_gaps(questions, next(iter(configs.values()))[0].store.chunks))
     rows, misses = evaluate_retrieval(questions, configs, gaps)
-    report = {"retrieval": rows, "reader": reader_rows(configs, questions, eval_set),
-              "misses": misses, "lexical_gaps": sorted(gaps),
-              "sweep": sweep_chunking(questions, kb) if sweep else [],
+    report = {"split": split, "retrieval": rows,
+              "reader": reader_rows(configs, questions, eval_path),
               "env": environment(kb, len(questions))}
+    if split != "test":
+        report.update(misses=misses, lexical_gaps=sorted(gaps),
+                      sweep=sweep_chunking(questions, kb) if sweep else [])
     if plots_dir is not None:
-        from minirag.plots import plot_report
+        from minirag.evaluation.plots import plot_report
         report["plots"] = [str(p) for p in plot_report(report, Path(plots_dir))]
     return report

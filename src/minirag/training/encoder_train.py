@@ -1,13 +1,13 @@
 """Training the MiniBiEncoder on pairs made from the knowledge base itself, and its builder.
 
-What it is: the pairs of biencoder_pairs.py (KB sentences, headings and questions about KB
+What it is: the pairs of encoder_pairs.py (KB sentences, headings and questions about KB
 facts -> their chunks) with word dropout, BM25-mined hard negatives and same-section false
 negatives masked out of each batch. The tower starts as LSA (a truncated SVD of the chunk x
 token matrix: Deerwester et al., 1990) and is fine-tuned with InfoNCE + AdamW; early stopping
 watches held-out KB sentences and questions about held-out facts.
-The eval questions are never read for training; `build_biencoder` scores the result on them
-once, for the MANIFEST. What it leaves out: distillation from a cross-encoder. Measurements
-of each choice: theory/01 and lab 01.
+The eval questions are never read here: the MANIFEST records the held-out KB scores, and
+`minirag eval` measures the shipped model on the eval sets. What it leaves out: distillation
+from a cross-encoder. Measurements of each choice: theory/01 and lab 01.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from minimodel.optim import AdamW, clip_grad_norm, cosine_lr
-from minirag.artifacts import kb_sha256, load_tokenizer
-from minirag.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
-from minirag.biencoder_layers import info_nce_backward, info_nce_forward
-from minirag.biencoder_pairs import Pair, hard_negatives, training_pairs
-from minirag.bm25 import BM25Index, tokenize
+from minirag.bm25 import tokenize
 from minirag.chunk import Chunk, load_kb, search_text
-from minirag.kb import DEFAULT_EVAL, DEFAULT_KB, REPO_ROOT
+from minirag.encoders.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
+from minirag.encoders.layers import info_nce_backward, info_nce_forward
+from minirag.files.artifacts import kb_sha256, load_tokenizer
+from minirag.files.kb import DEFAULT_KB, REPO_ROOT
+from minirag.training.encoder_pairs import Pair, hard_negatives, training_pairs
 
 
 @dataclass(frozen=True)
@@ -259,28 +259,6 @@ def plot_loss(hist: dict, path: Path) -> Path:
 # ------------------------------------------------------------------------------- `make models`
 
 
-def eval_figures(model: MiniBiEncoder, kb: Path, eval_set: Path) -> dict:
-    """Recall@5 and MRR@10 of dense(biencoder) and hybrid(biencoder+bm25) on the eval set:
-    the final yardstick, read once the model is trained (never during training)."""
-    from minirag.evaluate import aggregate, score_question  # the harness, above us
-    from minirag.kb import load_questions
-    from minirag.retrieve import Retriever
-    from minirag.store import FlatVectorStore
-
-    chunks = load_kb(kb, tokenizer=model.tokenizer)
-    texts = [search_text(c) for c in chunks]
-    store, bm25 = FlatVectorStore(model), BM25Index()
-    store.add_vectors(chunks, model.embed(texts))
-    bm25.add_tokens(chunks, [tokenize(t) for t in texts])
-    retriever, out = Retriever(store, bm25), {}
-    questions = [q for q in load_questions(eval_set) if q["gold"]]
-    for mode, name in (("dense", "dense(biencoder)"), ("hybrid", "hybrid(biencoder+bm25)")):
-        for row in aggregate(name, [(q, score_question(retriever, mode, q)) for q in questions]):
-            if row["group"] in ("all", "type:paraphrase"):
-                out[f"{name} {row['group']}"] = {k: row[k] for k in ("n", "recall@5", "mrr@10")}
-    return out
-
-
 def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
                     arch: BiEncoderConfig | None = None, cfg: TrainConfig | None = None,
                     log=lambda s: print(s, file=sys.stderr, flush=True)) -> dict:
@@ -298,5 +276,4 @@ def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
             "train_seconds": hist["seconds"], "pairs": hist["pairs"],
             "pairs_per_s": hist["pairs_per_s"], "best_step": hist["best_step"],
             "final_loss": round(float(np.mean(hist["loss"][-25:])), 4),
-            "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])],
-            "eval": eval_figures(model, kb, DEFAULT_EVAL / "retrieval.jsonl")}
+            "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])]}

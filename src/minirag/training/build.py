@@ -11,7 +11,7 @@ import re
 import time
 from pathlib import Path
 
-from minirag.artifacts import (
+from minirag.files.artifacts import (
     MANIFEST_PATH,
     TOKENIZER_PATH,
     kb_sha256,
@@ -19,8 +19,8 @@ from minirag.artifacts import (
     read_manifest,
     write_manifest,
 )
-from minirag.kb import DEFAULT_KB, read_kb
-from minirag.special_tokens import SPECIAL_TOKENS
+from minirag.files.kb import DEFAULT_KB, read_kb
+from minirag.files.special_tokens import SPECIAL_TOKENS
 from minitokenizer import BPETokenizer
 
 VOCAB_SIZE = 2048  # merges + 256 bytes + specials; the measurement is in theory/06
@@ -53,7 +53,7 @@ def build_tokenizer(kb: Path = DEFAULT_KB, vocab_size: int = VOCAB_SIZE,
 
 
 def build_biencoder() -> dict:
-    from minirag.biencoder_train import build_biencoder as build
+    from minirag.training.encoder_train import build_biencoder as build
     return build()
 
 

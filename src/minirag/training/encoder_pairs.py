@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk, search_text
 from minirag.embed import stable_hash
-from minirag.pseudo_queries import fact_queries, kb_facts, split_facts
-
-if TYPE_CHECKING:  # the config lives with the training loop, which imports this module
-    from minirag.biencoder_train import TrainConfig
+from minirag.training.eval_filter import eval_filter
+from minirag.training.pseudo_queries import fact_queries, kb_facts, split_facts
 
 HELD_FACT_QUERIES = 300  # held-out questions about held-out facts, for early stopping
 
@@ -53,24 +50,26 @@ def make_pairs(chunks: list[Chunk], holdout: float = 0.05) -> tuple[list[Pair], 
     "title section" -> each chunk of the section, header line left out. A `holdout` fraction
     of the sentences, chosen by a hash of their text (so the same ones whatever the config),
     is never a training query; they stay in the passages, as an eval question's words do.
+    A query too close to an eval question (eval_filter) is dropped.
     """
+    gate = eval_filter()
     train, held = [], []
     for i, c in enumerate(chunks):
         full = search_text(c)
-        for s in sentences(c.text):
+        for s in (s for s in sentences(c.text) if not gate.too_close(s)):
             cut = Chunk(c.id, c.text.replace(s, " ", 1), c.doc_id, c.offset, c.metadata)
             pair = Pair(s, search_text(cut), full, i)
             (held if stable_hash(s) % 10_000 < holdout * 10_000 else train).append(pair)
-        if c.metadata.get("section"):
-            heading = f"{c.metadata.get('title', '')} {c.metadata['section']}"
+        heading = f"{c.metadata.get('title', '')} {c.metadata.get('section', '')}"
+        if c.metadata.get("section") and not gate.too_close(heading):
             train.append(Pair(heading, c.text, full, i))
     return train, held
 
 
-def training_pairs(chunks: list[Chunk], cfg: TrainConfig
-                   ) -> tuple[list[Pair], list[Pair], list[Pair]]:
+def training_pairs(chunks: list[Chunk], cfg) -> tuple[list[Pair], list[Pair], list[Pair]]:
     """(training pairs, held-out sentence pairs, held-out fact questions): make_pairs plus
     questions about the KB's facts (pseudo_queries.py), `fact_share` of the training pairs.
+    `cfg` is the training loop's config (encoder_train.TrainConfig): fact_share, holdout, seed.
     A fact question's passage is its chunk as indexed (nothing to cut out)."""
     if not 0 <= cfg.fact_share < 1:
         raise ValueError(f"fact_share must be in [0, 1), got {cfg.fact_share}")

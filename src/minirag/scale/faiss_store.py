@@ -24,9 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from minirag.chunk import Chunk
+from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.persist import StoreError, chunk_to_json, read_chunks, sha256_file, write_dir_atomic
+from minirag.files.persist import (
+    StoreError,
+    sha256_file,
+    write_dir_atomic,
+)
 from minirag.store import (
     ChunkVectorStore,
     check_k,
@@ -146,8 +150,7 @@ class FaissVectorStore(ChunkVectorStore):
 
         def write(tmp: Path) -> None:
             faiss.write_index(self.index, str(tmp / "index.faiss"))
-            (tmp / "chunks.jsonl").write_text(
-                "".join(chunk_to_json(c) + "\n" for c in self._chunks), encoding="utf-8")
+            write_chunks(tmp / "chunks.jsonl", self._chunks)
             m = self.manifest() | {"index_sha256": sha256_file(tmp / "index.faiss"),
                                    "chunks_sha256": sha256_file(tmp / "chunks.jsonl")}
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")

@@ -15,14 +15,14 @@ from collections import defaultdict
 import numpy as np
 
 from minirag.chunk import Chunk
-from minirag.facts import HELD_OUT_VERBS, Fact, table_facts
-from minirag.metrics import exact_match
+from minirag.evaluation.metrics import exact_match
 from minirag.prompt import build_prompt, units
-from minirag.questions import EVAL_PHRASINGS
 from minirag.reader import Reader
-from minirag.reader_data import nonce_verb
 from minirag.reader_inputs import windows
 from minirag.retrieve import Retriever
+from minirag.training.facts import HELD_OUT_VERBS, Fact, table_facts
+from minirag.training.questions import EVAL_PHRASINGS
+from minirag.training.reader_data import nonce_verb
 
 
 def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:

@@ -18,10 +18,11 @@ import numpy as np
 
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
-from minirag.facts import Fact, mentions, split_cells
 from minirag.prompt import COMPACT_TEMPLATE, STOPWORDS, build_prompt
-from minirag.questions import aside, contracted, is_probe, normalise_question, question_for
 from minirag.reader_inputs import columns, windows
+from minirag.training.eval_filter import eval_filter
+from minirag.training.facts import Fact, mentions, split_cells
+from minirag.training.questions import aside, contracted, is_probe, question_for
 
 NONCE_ON = ["bl", "cr", "dr", "fl", "gr", "pl", "sk", "sp", "st", "tr", "br", "gl", "sn", "w",
             "v", "z", "m", "n", "p", "t", "k", "sh", "th", "f", "h", "l", "r", "d", "g", "b"]
@@ -145,44 +146,56 @@ ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactua
 
 
 def training_set(facts: dict[str, list[Fact]], pool: list[Chunk], bm25: BM25Index, tokenizer,
-                 n: int, rng: np.random.Generator, banned: set[str],
-                 forbidden_words: frozenset[str]) -> list[Example]:
-    """`n` examples in the MIX proportions. `banned`: normalised eval questions; neither they
-    nor a faithfulness probe's phrasing (`is_probe`) is ever a training question.
+                 n: int, rng: np.random.Generator, forbidden_words: frozenset[str]
+                 ) -> list[Example]:
+    """`n` examples in the MIX proportions. No question too close to an eval question
+    (eval_filter) and no faithfulness probe's phrasing (`is_probe`) is ever a training one.
     `forbidden_words`: words a nonce verb may not be (real ones)."""
-    kinds = list(MIX)
     examples: list[Example] = []
     while len(examples) < n:
-        kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
-        shown = kind != "none"
-        if kind == "none":
-            f, roll = _pick_fact(facts, rng), rng.random()
-            if roll < 0.45:  # a grammar question whose fact is not in the prompt
-                q, label = contracted(question_for(f, rng), rng), "none"
-            elif roll < 0.85:
-                # an off-topic question about a word the prompt does show ("go near me" beside
-                # "| go | went | gone |"): seeing the word is not being asked about it
-                q, label, shown = aside(_shown_word(f, rng), rng), "offtopic", True
-            else:  # an off-topic question about an invented word
-                word = nonce_word(rng)
-                if word in forbidden_words:
-                    continue  # an invented word that happens to be a real one: draw again
-                q, label = aside(word, rng), "none"
-        else:
-            f = facts[kind][int(rng.integers(len(facts[kind])))]
-            label = kind
-            if kind == "verb" and f.raw and rng.random() < ALTERED_SHARE:
-                f, label = altered(f, facts["verb"], rng)
-                if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
-                    continue  # an invented verb that happens to be a real word: draw again
-            q = contracted(question_for(f, rng), rng)
-        if normalise_question(q) in banned or is_probe(q):
-            continue  # never train on an eval question or a probe's phrasing, even by chance
+        drawn = draw_question(facts, rng, forbidden_words)
+        if drawn is None:
+            continue
+        kind, f, q, label, shown = drawn
         ex = make_example(f, q, pool, bm25, tokenizer, rng, label, show=shown,
                           answerable=kind != "none")
         if kind == "none" or ex.answer is not None:  # a fact cut out of its window: skip it
             examples.append(ex)
     return examples
+
+
+def draw_question(facts: dict[str, list[Fact]], rng: np.random.Generator,
+                  forbidden_words: frozenset[str]) -> tuple[str, Fact, str, str, bool] | None:
+    """One training question in the MIX proportions: (kind, fact, question, label, shown), or
+    None when the draw is rejected (an invented word that is real, a question too close to an
+    eval question, a probe's phrasing); the caller draws again."""
+    kinds = list(MIX)
+    kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
+    shown = kind != "none"
+    if kind == "none":
+        f, roll = _pick_fact(facts, rng), rng.random()
+        if roll < 0.45:  # a grammar question whose fact is not in the prompt
+            q, label = contracted(question_for(f, rng), rng), "none"
+        elif roll < 0.85:
+            # an off-topic question about a word the prompt does show ("go near me" beside
+            # "| go | went | gone |"): seeing the word is not being asked about it
+            q, label, shown = aside(_shown_word(f, rng), rng), "offtopic", True
+        else:  # an off-topic question about an invented word
+            word = nonce_word(rng)
+            if word in forbidden_words:
+                return None  # an invented word that happens to be a real one
+            q, label = aside(word, rng), "none"
+    else:
+        f = facts[kind][int(rng.integers(len(facts[kind])))]
+        label = kind
+        if kind == "verb" and f.raw and rng.random() < ALTERED_SHARE:
+            f, label = altered(f, facts["verb"], rng)
+            if label == "nonce" and set(split_cells(f.raw)) & forbidden_words:
+                return None  # an invented verb that happens to be a real word
+        q = contracted(question_for(f, rng), rng)
+    if eval_filter().too_close(q) or is_probe(q):
+        return None  # never train on (nearly) an eval question or a probe's phrasing
+    return kind, f, q, label, shown
 
 
 def _shown_word(f: Fact, rng: np.random.Generator) -> str:

@@ -1,8 +1,9 @@
 """The knowledge base on disk: markdown documents, their `## ` sections, and the eval sets.
 
 What it is: reading `data/rag-kb/*.md` into `Document`s whose sections tile the text exactly,
-and reading `data/eval/*.jsonl` into question dicts. What it leaves out: any markdown beyond
-`# Title` and `## Section` headings (`###` and tables stay inside their section).
+and reading the eval sets, `data/eval/{dev,test}/*.jsonl`, into question dicts. What it
+leaves out: any markdown beyond `# Title` and `## Section` headings (`###` and tables stay
+inside their section).
 Follows DESIGN §4 (data).
 """
 
@@ -13,9 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # src/minirag/kb.py -> repo
+REPO_ROOT = Path(__file__).resolve().parents[3]  # src/minirag/files/kb.py -> repo
 DEFAULT_KB = REPO_ROOT / "data" / "rag-kb"
 DEFAULT_EVAL = REPO_ROOT / "data" / "eval"
+SPLITS = ("dev", "test")  # dev: read, tuned on, quoted; test: blind, aggregate figures only
 KB_SUFFIXES = (".md", ".txt")
 
 _HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)  # a level-2 heading line
@@ -121,3 +123,16 @@ def load_questions(path: Path) -> list[dict]:
             raise KBError(f"{path}:{n}: missing keys {sorted(missing)}")
         questions.append(q)
     return questions
+
+
+def eval_set(split: str, name: str = "retrieval", root: Path = DEFAULT_EVAL) -> Path:
+    """The path of one eval set: `name` ("retrieval" or "unanswerable") of `split`."""
+    if split not in SPLITS:
+        raise KBError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    return Path(root) / split / f"{name}.jsonl"
+
+
+def all_eval_questions(root: Path = DEFAULT_EVAL) -> list[dict]:
+    """Every question of every split (dev and test, answerable and not), in file order."""
+    return [q for split in SPLITS for path in sorted((Path(root) / split).glob("*.jsonl"))
+            for q in load_questions(path)]

@@ -6,7 +6,8 @@ table cell, an "a → b" arrow, a "~~wrong~~ → right" correction, a gapped sen
 as a learner's question by the reader's generator (`questions.question_for`), and the chunk
 that states the fact is its positive passage. ICT pairs teach that a sentence finds its chunk;
 these teach that "past of drink" finds the row "| drink | drank | drunk |".
-What it leaves out: the eval questions (never read); questions written by people or a model.
+Every question passes the shared eval filter (eval_filter.py): one too close to a dev or test
+question is drawn again. What it leaves out: questions written by people or a model.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.embed import stable_hash
-from minirag.facts import Fact, all_facts
-from minirag.questions import question_for
+from minirag.training.eval_filter import eval_filter
+from minirag.training.facts import Fact, all_facts
+from minirag.training.questions import question_for
 
 # share of each kind of fact among the pseudo-queries; "verb" includes prose mentions. The
 # reader's "mistake" and "gap" facts are left out: with the mistakes in, the rebuilt bi-encoder
@@ -50,9 +52,13 @@ def fact_queries(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
     if not kinds or n < 1:
         return []
     share = np.array([KIND_SHARE[k] for k in kinds])  # [kinds]
-    out = []
-    for k in rng.choice(len(kinds), size=n, p=share / share.sum()):
-        fs = facts[kinds[k]]
+    gate, out = eval_filter(), []
+    for _ in range(20 * n):  # a bound, not a budget: a draw is too close a few times in 1,000
+        fs = facts[kinds[int(rng.choice(len(kinds), p=share / share.sum()))]]
         f = fs[int(rng.integers(len(fs)))]
-        out.append((question_for(f, rng), f.chunk))
-    return out
+        q = question_for(f, rng)
+        if not gate.too_close(q):
+            out.append((q, f.chunk))
+            if len(out) == n:
+                return out
+    raise ValueError(f"only {len(out)} of {n} questions passed the eval filter")

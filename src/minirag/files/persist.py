@@ -1,5 +1,6 @@
-"""How a saved index lives on disk: a directory written atomically, files checked by sha256,
-chunks as JSON lines. FlatVectorStore, BM25Index and the FAISS store save and load through it.
+"""How a saved index lives on disk: a directory written atomically, files checked by sha256.
+FlatVectorStore, BM25Index and the FAISS store save and load through it (their chunks as JSON
+lines: chunk.write_chunks / read_chunks).
 
 What it leaves out: the formats themselves (each index's manifest.json is its own) and pickle,
 which is never used: a tampered file must fail a check, not run code.
@@ -8,13 +9,10 @@ which is never used: a tampered file must fail a check, not run code.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-
-from minirag.chunk import Chunk
 
 
 class StoreError(ValueError):
@@ -54,24 +52,3 @@ def write_dir_atomic(path: Path, write) -> None:
             os.replace(tmp, path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def chunk_to_json(c: Chunk) -> str:
-    return json.dumps({"id": c.id, "text": c.text, "doc_id": c.doc_id, "offset": c.offset,
-                       "metadata": c.metadata}, ensure_ascii=False)
-
-
-def read_chunks(path: Path, count: int) -> list[Chunk]:
-    """Read `count` chunks from a chunks.jsonl written by `chunk_to_json`."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if len(lines) != count:
-        raise StoreError(f"{path}: {len(lines)} lines, manifest says {count}")
-    chunks = []
-    for i, line in enumerate(lines, 1):
-        try:
-            r = json.loads(line)
-            chunks.append(Chunk(id=r["id"], text=r["text"], doc_id=r["doc_id"],
-                                offset=r["offset"], metadata=r["metadata"]))
-        except (ValueError, KeyError, TypeError) as e:
-            raise StoreError(f"{path}:{i}: not a chunk record ({e})") from None
-    return chunks

@@ -13,9 +13,9 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-from minimodel.checkpoint import atomic_write
-from minirag.kb import DEFAULT_KB, REPO_ROOT, KBError, kb_files
+from minirag.files.kb import DEFAULT_KB, REPO_ROOT, KBError, kb_files
 from minitokenizer import BPETokenizer
+from minitokenizer.atomic import atomic_write
 
 MODELS_DIR = REPO_ROOT / "data" / "models"
 TOKENIZER_PATH = MODELS_DIR / "tokenizer.json"
