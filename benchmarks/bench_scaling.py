@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from minirag.chunk import Chunk
 from minirag.embed import VectorsOnly
-from minirag.faiss_store import FaissVectorStore
+from minirag.scale.faiss_store import FaissVectorStore
 from minirag.store import FlatVectorStore
 
 K, SEED, N_QUERIES = 5, 0, 200
