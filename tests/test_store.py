@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
 from minirag.files.persist import sha256_file
-from minirag.store import FlatVectorStore, StoreError, top_k
+from minirag.store import FlatVectorStore, StoreError, top_k, top_k_plain
 
 
 def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:
@@ -124,11 +124,19 @@ def test_ties_break_by_insertion_order():
     assert [c.offset for c, _ in store.search_vector(np.array([0, 1]), 3)] == [5, 30_000, 0]
 
 
+def test_top_k_plain_worked_example():
+    assert top_k_plain(np.array([0.1, 0.9, 0.5, 0.9]), 3).tolist() == [1, 3, 2]
+    assert top_k_plain(np.array([0.2, 0.2, 0.2]), 2).tolist() == [0, 1]  # ties: lower index
+    assert top_k_plain(np.array([0.3]), 5).tolist() == [0]  # k > N: all of them
+
+
 @given(st.lists(st.integers(-3, 3), min_size=1, max_size=600), st.integers(1, 70))
 def test_top_k_is_a_stable_sort_prefix(values, k):
-    """Exact, ties by index, on both paths (N >= 64 k uses the sampled threshold)."""
+    """Exact, ties by index, for the plain and the fast version (N >= 64 k uses the sampled
+    threshold)."""
     s = np.array(values, dtype=np.float32)
     want = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
+    assert top_k_plain(s, k).tolist() == want
     assert top_k(s, k).tolist() == want
 
 

@@ -18,9 +18,9 @@ from minirag.prompt import Prompt, build_prompt
 from minirag.reader import Reader, Reading
 from minirag.retrieve import Retriever, check_query
 
-# The dense half of the pipeline's hybrid retriever: the trained encoder. It finds the verb's
-# row where the hashing hybrid does not (held-out verbs end to end: 0.88 against 0.34), and the
-# reader still abstains on the unanswerable questions (theory/05 §4 has both rows).
+# The dense half of the pipeline's hybrid retriever: the trained encoder. It finds a verb's
+# row where the hashing hybrid does not, and the reader still abstains on the unanswerable
+# questions (theory/05 §4 has both rows, as `make eval` prints them).
 DEFAULT_EMBEDDER = "biencoder"
 
 

@@ -1,11 +1,17 @@
 """A flat (exact, brute-force) vector store: cosine similarity by one mat-vec and a top-k.
 
-What it is: chunks and their unit vectors in one growing float32 matrix; a query is scored
-against every row and the k best come back, ties broken by insertion order. Saved as a
-directory (vectors.npy + chunks.jsonl + manifest.json), written atomically, loaded without
-pickle and checked against the sha256 sums in its manifest.
-What it leaves out: approximate search (HNSW, IVF), deletes and updates, metadata filters.
-Follows DESIGN §3 `minirag.store.FlatVectorStore`; the scaling story is in theory/02 and lab 04.
+The whole idea, for N chunks with vectors of d numbers:
+    V = X / |X|                     # [N, d] unit rows: normalised once, when chunks are added
+    s = V @ (q / |q|)               # [N] the cosine of the query with every chunk
+    top = argpartition(-s, k)[:k]   # the k best (then sorted, ties by insertion order)
+`FlatVectorStore` below is exactly that; `top_k_plain` is the last line. At 10^5..10^6 vectors
+a partition of all N scores costs as much as the mat-vec itself, so `top_k` first keeps only
+the scores above a threshold read off a sample of them, then ranks those few: the same exact
+answer, faster (benchmarks/bench_store.py measures both against faiss; theory/02 quotes it).
+Then persistence: a directory (vectors.npy + chunks.jsonl + manifest.json), written
+atomically, loaded without pickle and checked against the sha256 sums in its manifest.
+What it leaves out: approximate search (HNSW, IVF: scale/faiss_store.py), deletes and
+updates, metadata filters. Follows DESIGN §3 `minirag.store.FlatVectorStore`.
 
 Letters: N stored vectors, d dimensions, m queries in a batch, k results.
 """
@@ -13,7 +19,6 @@ Letters: N stored vectors, d dimensions, m queries in a batch, k results.
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +26,7 @@ import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.files.persist import (
-    StoreError,
-    sha256_file,
-    write_dir_atomic,
-)
+from minirag.files.persist import StoreError, sha256_file, write_dir_atomic
 
 FORMAT = "minirag.FlatVectorStore"
 VERSION = 1
@@ -33,109 +34,22 @@ SAMPLE = 4096  # scores sampled per query to pick the top-k threshold (see top_k
 BLOCK_BYTES = 32 << 20  # score block budget for batched search: 32 MiB of float32
 
 
-def check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise StoreError(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
+class FlatVectorStore:
+    """Exact cosine search over chunk embeddings.
 
-
-def top_k(s: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
-
-    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
-    the candidates: take every step-th score (a sample of <= SAMPLE), let t be the k-th largest
-    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
-    (ties included) all survive `s >= t`; only ~k * step of them do, and those are ranked.
+    Example:
+        store = FlatVectorStore(embedder); store.add(chunks)
+        store.search("past tense of go", k=3) -> [(Chunk(...), 0.83), (Chunk(...), 0.61), ...]
+    A query whose vector is zero (nothing the embedder recognises) matches nothing: `[]`.
+    Other stores with this interface subclass it (scale/faiss_store.py).
     """
-    N = len(s)
-    k = min(k, N)
-    step = max(8, N // SAMPLE)
-    if N // step >= 8 * k:  # the sample holds k scores with room to spare
-        sample = s[::step]  # [N / step <= SAMPLE], a strided view
-        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
-        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
-    else:
-        cand = np.arange(N)  # small N (or huge k): every row is a candidate
-    sc = s[cand]  # [c]
-    if len(cand) > k:
-        # Keep everything above the k-th largest value, then the lowest-index ties at it.
-        kth = np.partition(sc, len(sc) - k)[len(sc) - k]
-        above = np.flatnonzero(sc > kth)
-        tied = np.flatnonzero(sc == kth)[: k - len(above)]
-        keep = np.concatenate([above, tied])
-        cand, sc = cand[keep], sc[keep]
-    order = np.lexsort((cand, -sc))  # by score descending, then index ascending
-    return cand[order]
-
-
-def embedder_config(embedder: Embedder) -> dict[str, Any]:
-    """The embedder's `config` (a JSON-able dict, or a method returning one), if it has one."""
-    cfg = getattr(embedder, "config", None)
-    cfg = cfg() if callable(cfg) else cfg
-    return json.loads(json.dumps(cfg)) if isinstance(cfg, dict) else {}
-
-
-# ---------------------------------------------------------------- the store
-
-
-def read_manifest_json(mpath: Path, fmt: str, version: int, embedder: Embedder) -> dict:
-    """A saved store's manifest.json, checked against what this code and `embedder` expect:
-    format, version, dimension, embedder name and config, and a count >= 0. Any mismatch,
-    or a file that is not a JSON object, is a StoreError naming the file."""
-    try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{mpath}: cannot read ({e})") from None
-    if not isinstance(m, dict):
-        raise StoreError(f"{mpath}: not a JSON object")
-    expect = {"format": fmt, "version": version, "d": int(embedder.d),
-              "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
-    for key, want in expect.items():
-        if m.get(key) != want:
-            raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {want!r}")
-    count = m.get("count")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
-    return m
-
-
-def check_new_chunks(chunks: list[Chunk], vectors, d: int, known: set[str]) -> list[str]:
-    """The ids of chunks about to be added with `vectors`; refuses a shape that does not match
-    (n chunks, d) and an id that is repeated or already stored."""
-    shape = np.shape(vectors)
-    if shape != (len(chunks), d):
-        raise StoreError(f"vectors have shape {shape}, expected ({len(chunks)}, {d}) for "
-                         f"{len(chunks)} chunks of dimension {d}")
-    new_ids = [c.id for c in chunks]
-    if len(set(new_ids)) < len(new_ids) or not known.isdisjoint(new_ids):
-        raise StoreError("duplicate chunk ids: every chunk may be added once")
-    return new_ids
-
-
-def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
-    """X [n, d] checked (shape, finite) and returned as a float32 C-ordered copy with unit
-    rows; zero rows stay zero. Stores call it once at add time and once per query batch."""
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[1] != d:
-        raise StoreError(f"{what} has shape {X.shape}, expected (n, {d})")
-    if not np.isfinite(X).all():
-        raise StoreError(f"{what} contain NaN or inf")
-    X = np.array(X, dtype=np.float32, order="C")  # [n, d], a copy we may scale
-    norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
-    np.divide(X, norms, out=X, where=norms > 0)
-    return X
-
-
-class ChunkVectorStore(ABC):
-    """What every vector store here shares: chunks in insertion order, their ids, embedding
-    the texts on `add`, and single-query search as a batch of one. A subclass stores the
-    vectors (`add_vectors`) and ranks them (`search_vectors`)."""
 
     def __init__(self, embedder: Embedder):
         self.embedder = embedder
         self.d = int(embedder.d)
-        self._chunks: list[Chunk] = []
+        self._chunks: list[Chunk] = []  # row i of the vectors is chunk i, in insertion order
         self._ids: set[str] = set()
+        self._buf = np.zeros((0, self.d), dtype=np.float32)  # [capacity, d]; rows [:N] are used
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -145,46 +59,6 @@ class ChunkVectorStore(ABC):
         """The stored chunks in insertion order (row i of the vectors). Use add() to grow."""
         return self._chunks
 
-    def add(self, chunks: list[Chunk]) -> None:
-        """Embed the chunks' texts and append them."""
-        if chunks:
-            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
-
-    @abstractmethod
-    def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
-        """Append chunks with their vectors [n, d], normalised once, here."""
-
-    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k chunks most similar to the query text, best first."""
-        if not query_text or not query_text.strip():
-            raise StoreError("query is empty")
-        return self.search_vector(self.embedder.embed([query_text])[0], k)
-
-    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
-        """The k stored chunks with the highest cosine to q [d], best first."""
-        q = np.asarray(q)
-        if q.ndim != 1:
-            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
-        return self.search_vectors(q[None, :], k)[0]
-
-    @abstractmethod
-    def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
-        """Batched search: one result list per row of Q [m, d], best first."""
-
-
-class FlatVectorStore(ChunkVectorStore):
-    """Exact cosine search over chunk embeddings.
-
-    Example:
-        store = FlatVectorStore(embedder); store.add(chunks)
-        store.search("past tense of go", k=3) -> [(Chunk(...), 0.83), (Chunk(...), 0.61), ...]
-    A query whose vector is zero (nothing the embedder recognises) matches nothing: `[]`.
-    """
-
-    def __init__(self, embedder: Embedder):
-        super().__init__(embedder)
-        self._buf = np.zeros((0, self.d), dtype=np.float32)  # [capacity, d]; rows [:N] are used
-
     @property
     def vectors(self) -> np.ndarray:
         """The stored unit vectors, [N, d] float32, as a read-only view (no copy)."""
@@ -193,6 +67,11 @@ class FlatVectorStore(ChunkVectorStore):
         return v
 
     # ------------------------------------------------------------ adding
+
+    def add(self, chunks: list[Chunk]) -> None:
+        """Embed the chunks' texts and append them."""
+        if chunks:
+            self.add_vectors(chunks, self.embedder.embed([c.text for c in chunks]))
 
     def add_vectors(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
         """Append chunks with precomputed vectors [n, d] (an index cache, a benchmark)."""
@@ -209,6 +88,19 @@ class FlatVectorStore(ChunkVectorStore):
         self._ids.update(new_ids)
 
     # ------------------------------------------------------------ searching
+
+    def search(self, query_text: str, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k chunks most similar to the query text, best first."""
+        if not query_text or not query_text.strip():
+            raise StoreError("query is empty")
+        return self.search_vector(self.embedder.embed([query_text])[0], k)
+
+    def search_vector(self, q: np.ndarray, k: int = 5) -> list[tuple[Chunk, float]]:
+        """The k stored chunks with the highest cosine to q [d], best first."""
+        q = np.asarray(q)
+        if q.ndim != 1:
+            raise StoreError(f"query has shape {q.shape}, expected ({self.d},)")
+        return self.search_vectors(q[None, :], k)[0]
 
     def search_vectors(self, Q: np.ndarray, k: int = 5) -> list[list[tuple[Chunk, float]]]:
         """Batched search: one result list per row of Q [m, d]."""
@@ -275,6 +167,107 @@ class FlatVectorStore(ChunkVectorStore):
             raise StoreError(f"{cpath}: duplicate chunk ids")
         store._buf = vectors
         return store
+
+
+# ---------------------------------------------- top-k: the plain version, then the fast one
+
+
+def top_k_plain(s: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores of s [N], best first, ties by lower index: one
+    argpartition of all N scores, then a sort of the k it keeps.
+    Example: top_k_plain(np.array([0.1, 0.9, 0.5, 0.9]), 3) -> [1, 3, 2]"""
+    k = min(k, len(s))
+    part = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))  # [k] any order
+    # subtle: argpartition may cut a tie at the k-th score anywhere; keep the lowest indices
+    kth = s[part].min()
+    above = np.flatnonzero(s > kth)  # [a <= k] strictly better than the k-th
+    tied = np.flatnonzero(s == kth)[: k - len(above)]  # the lowest-index ties fill up to k
+    keep = np.concatenate([above, tied])
+    return keep[np.lexsort((keep, -s[keep]))]  # by score descending, then index ascending
+
+
+def top_k(s: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
+
+    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
+    the candidates: take every step-th score (a sample of <= SAMPLE), let t be the k-th largest
+    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
+    (ties included) all survive `s >= t`; only ~k * step of them do, and those are ranked.
+    """
+    N = len(s)
+    k = min(k, N)
+    step = max(8, N // SAMPLE)
+    if N // step >= 8 * k:  # the sample holds k scores with room to spare
+        sample = s[::step]  # [N / step <= SAMPLE], a strided view
+        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
+        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
+    else:
+        return top_k_plain(s, k)  # small N (or huge k): partition everything
+    return cand[top_k_plain(s[cand], k)]  # cand ascending: ties still break by lower index
+
+
+# ----------------------------------------------- checks shared with the other stores
+
+
+def check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise StoreError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def embedder_config(embedder: Embedder) -> dict[str, Any]:
+    """The embedder's `config` (a JSON-able dict, or a method returning one), if it has one."""
+    cfg = getattr(embedder, "config", None)
+    cfg = cfg() if callable(cfg) else cfg
+    return json.loads(json.dumps(cfg)) if isinstance(cfg, dict) else {}
+
+
+def read_manifest_json(mpath: Path, fmt: str, version: int, embedder: Embedder) -> dict:
+    """A saved store's manifest.json, checked against what this code and `embedder` expect:
+    format, version, dimension, embedder name and config, and a count >= 0. Any mismatch,
+    or a file that is not a JSON object, is a StoreError naming the file."""
+    try:
+        m = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{mpath}: cannot read ({e})") from None
+    if not isinstance(m, dict):
+        raise StoreError(f"{mpath}: not a JSON object")
+    expect = {"format": fmt, "version": version, "d": int(embedder.d),
+              "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
+    for key, want in expect.items():
+        if m.get(key) != want:
+            raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {want!r}")
+    count = m.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
+    return m
+
+
+def check_new_chunks(chunks: list[Chunk], vectors, d: int, known: set[str]) -> list[str]:
+    """The ids of chunks about to be added with `vectors`; refuses a shape that does not match
+    (n chunks, d) and an id that is repeated or already stored."""
+    shape = np.shape(vectors)
+    if shape != (len(chunks), d):
+        raise StoreError(f"vectors have shape {shape}, expected ({len(chunks)}, {d}) for "
+                         f"{len(chunks)} chunks of dimension {d}")
+    new_ids = [c.id for c in chunks]
+    if len(set(new_ids)) < len(new_ids) or not known.isdisjoint(new_ids):
+        raise StoreError("duplicate chunk ids: every chunk may be added once")
+    return new_ids
+
+
+def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
+    """X [n, d] checked (shape, finite) and returned as a float32 C-ordered copy with unit
+    rows; zero rows stay zero. Stores call it once at add time and once per query batch."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != d:
+        raise StoreError(f"{what} has shape {X.shape}, expected (n, {d})")
+    if not np.isfinite(X).all():
+        raise StoreError(f"{what} contain NaN or inf")
+    X = np.array(X, dtype=np.float32, order="C")  # [n, d], a copy we may scale
+    norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
+    np.divide(X, norms, out=X, where=norms > 0)
+    return X
 
 
 def _load_npy(path: Path, sha: Any, mpath: Path) -> np.ndarray:

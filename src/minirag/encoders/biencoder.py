@@ -56,7 +56,7 @@ class BiEncoderConfig:
     word_buckets: int = 4096  # K: hashed ids for words of 2+ BPE tokens (0: BPE ids only)
     d_embed: int = 128  # C: width of a token vector
     d_hidden: int = 256  # H: width of the MLP's hidden layer (>= 2C for the LSA start)
-    d: int = 128  # D: output dimension, what the vector store holds (64 loses: theory/01 §9)
+    d: int = 128  # D: output dimension, what the vector store holds (why not 64: CLAUDE.md)
     max_tokens: int = 256  # a text is truncated to its first max_tokens ids (chunks: <= 230)
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
 

@@ -26,13 +26,9 @@ import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.files.persist import (
-    StoreError,
-    sha256_file,
-    write_dir_atomic,
-)
+from minirag.files.persist import StoreError, sha256_file, write_dir_atomic
 from minirag.store import (
-    ChunkVectorStore,
+    FlatVectorStore,
     check_k,
     check_new_chunks,
     embedder_config,
@@ -56,7 +52,7 @@ def _faiss():
     return faiss
 
 
-class FaissVectorStore(ChunkVectorStore):
+class FaissVectorStore(FlatVectorStore):
     """Cosine search over chunk embeddings in a FAISS index.
 
     Example:

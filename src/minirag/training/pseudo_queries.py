@@ -22,7 +22,7 @@ from minirag.training.questions import question_for
 
 # share of each kind of fact among the pseudo-queries; "verb" includes prose mentions. The
 # reader's "mistake" and "gap" facts are left out: with the mistakes in, the rebuilt bi-encoder
-# fell below hashing on paraphrase MRR@10 (0.017 against 0.022; theory/01 §9)
+# fell below the hashing control on paraphrase MRR@10 (EXPERIMENTS.md has the runs)
 KIND_SHARE = {"verb": 0.45, "table": 0.2, "arrow": 0.15, "correction": 0.1, "cloze": 0.1}
 
 

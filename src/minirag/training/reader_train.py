@@ -34,7 +34,7 @@ from minirag.training.reader_data import Example, training_set
 class ReaderConfig:
     n_train: int = 80_000  # training examples generated from the KB
     n_eval: int = 512  # held-out examples (same generator, other seed) for the eval loss
-    steps: int = 3500  # optimizer steps (5,000 scored no better: theory/07)
+    steps: int = 3500  # optimizer steps (more scored no better: EXPERIMENTS.md)
     batch_size: int = 64  # examples per step
     n_layer: int = 4  # transformer blocks
     d_model: int = 64  # residual width
