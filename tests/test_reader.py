@@ -30,8 +30,6 @@ from minirag.training.facts import (
     held_out_forms,
     line_facts,
     scrub,
-    sentence_corrections,
-    small_edit,
     table_facts,
 )
 from minirag.training.questions import EVAL_PHRASINGS, is_probe, normalise_question
@@ -84,32 +82,6 @@ def test_arrow_correction_and_cloze_facts():
     assert all("___" in f.key and f.key.replace("___", f.answer) == f.line for f in cloze)
 
 
-def test_corrections_written_without_strike_through():
-    mistakes = ("- Past simple form instead of the participle: She had went home. → She had gone"
-                " home. They had\n  ate. → They had eaten.\n"
-                "- Using the present simple for now: Look! It rains. → Look! It's raining.\n"
-                '- Questions: "Are you hungry?" → He asked if I was hungry.\n'
-                "- Reported: Are you hungry? → He asked me if I was hungry.\n")
-    # a wrapped item is one line; a transformation that changes most words corrects nothing;
-    # "Look!" alone is no correction of "It rains."
-    assert sentence_corrections(mistakes) == [("She had went home", "She had gone home"),
-                                              ("They had ate", "They had eaten")]
-    facts = line_facts(chunk(mistakes))
-    assert [(f.key, f.answer) for f in facts if f.kind == "mistake"] == [
-        ("She had went home", "She had gone home"), ("They had ate", "They had eaten")]
-
-
-@given(st.lists(st.sampled_from("she he had has went gone home it".split()), min_size=1,
-                max_size=8), st.lists(st.sampled_from("she had gone to bed".split()), max_size=8))
-def test_small_edit_accepts_a_sentence_as_itself_and_bounds_the_change(a, b):
-    wrong, right = " ".join(a), " ".join(b)
-    assert small_edit(wrong, wrong) and small_edit(wrong.upper(), wrong)
-    if small_edit(wrong, right):  # at most three words apart, at least half of them shared
-        assert abs(len(a) - len(b)) <= 3 and b
-    if len(b) > len(a) + 3:
-        assert not small_edit(wrong, right)
-
-
 def test_gap_facts_use_a_form_in_a_sentence_and_hint_its_base():
     verbs = table_facts(chunk(TABLE))
     arrows = [Fact("arrow", "stop", "arrow", "stopping", "", chunk("")),
@@ -118,13 +90,12 @@ def test_gap_facts_use_a_form_in_a_sentence_and_hint_its_base():
     assert bases == {"drank": "drink", "drunk": "drink", "learnt": "learn", "learned": "learn",
                      "stopping": "stop"}  # "himself" adds no ending to "hisself"
     text = ("- Facts about people: He drank the milk after lunch.\n"
-            "- Wrong participle: She has drank it all. → She has drunk it all.\n"
+            "- Wrong participle: ~~She has drank it all.~~ → *She has drunk it all.*\n"
             "Add -ing: stop → stopping.\nWe were stopping for lunch.\n")
     gaps = [(f.key, f.answer) for f in gap_facts(chunk(text), bases)]
-    # the label goes; a correction's right sentence is used, its wrong one ("She has drank")
-    # is not, nor is a line with an arrow
+    # the label goes; a correction's line (a struck-through wrong form) is not used, nor is a
+    # line with an arrow
     assert gaps == [("He ___ (drink) the milk after lunch.", "drank"),
-                    ("She has ___ (drink) it all.", "drunk"),
                     ("We were ___ (stop) for lunch.", "stopping")]
 
 

@@ -58,7 +58,7 @@ def build_biencoder() -> dict:
 
 
 def build_reader() -> dict:
-    from minirag.reader import build_reader as build
+    from minirag.training.reader_train import build_reader as build
     return build()
 
 

@@ -3,16 +3,15 @@
 What it is: the structured statements of the KB, each tied to the chunk that states it, for
 building reading-comprehension examples (reader_data.py). A table row gives one fact per
 column ("drink" -> Past simple -> "drank"); "work → working" is an arrow fact; "~~I have
-went~~ → I have gone" a correction, and "She had went home. → She had gone home." (no
-strike-through) a mistake; a sentence that uses a verb form is a gap fact ("She had ___ (go)
-home." -> "gone"); any other sentence can be a cloze (a word to fill in).
+went~~ → I have gone" a correction (the KB strikes through every wrong form: LABELLING.md); a
+sentence that uses a verb form is a gap fact ("She had ___ (go) home." -> "gone"); any other
+sentence can be a cloze (a word to fill in).
 Also the held-out verbs: a fixed list that reader training never sees (issue: the reader must
 read, not remember), and `scrub`, which removes every line that mentions them.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ VERB_HEADER = ("base form", "past simple", "past participle")
 
 @dataclass(frozen=True)
 class Fact:
-    kind: str  # "verb", "table", "arrow", "correction", "mistake", "gap" or "cloze"
+    kind: str  # "verb", "table", "arrow", "correction", "gap" or "cloze"
     key: str  # what a question names: a verb, a noun, a wrong sentence, a gapped line
     relation: str  # a column name ("Past participle"), or the kind of a fact that is no cell
     answer: str  # the words the reader should copy; they occur in `line`
@@ -88,45 +87,14 @@ def line_facts(chunk: Chunk) -> list[Fact]:
         for a, b in _ARROW.findall(u.replace("~~", "")):
             if a.lower() != b.lower():
                 facts.append(Fact("arrow", a, "arrow", b, u, chunk))
-    for wrong, right in sentence_corrections(chunk.text):
-        facts.append(Fact("mistake", wrong, "mistake", right, "→ " + right, chunk))
     return facts
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def sentence_corrections(text: str) -> list[tuple[str, str]]:
-    """(wrong, right) sentence pairs written without strike-through, as in a "Common mistakes"
-    list: "- Wrong participle: She had went home. → She had gone home." gives ("She had went
-    home", "She had gone home"). A list item wrapped over two lines is read as one line. Only
-    small edits count (`small_edit`): "Are you hungry?" → "He asked if I was hungry." reports
-    a question, it corrects nothing."""
-    pairs = []
-    for line in unwrapped(text).splitlines():
-        if "~~" in line:
-            continue  # the strike-through form: _CORRECTION
-        sents = _SENTENCE_END.split(line.strip())
-        for a, b in zip(sents, sents[1:]):
-            if b.startswith("→ ") and "→" not in a:
-                wrong = a.rsplit(": ", 1)[-1].lstrip("- ").rstrip(".!?")
-                right = b[2:].rstrip(".!?")
-                if wrong[:1].isupper() and small_edit(wrong, right):
-                    pairs.append((wrong, right))
-    return pairs
 
 
 def unwrapped(text: str) -> str:
     """Markdown with each wrapped list item on one line (a continuation line is indented)."""
     return re.sub(r"\n[ \t]+", " ", text)
-
-
-def small_edit(wrong: str, right: str) -> bool:
-    """Whether `right` is `wrong` with at most three words changed, and shares most of them."""
-    a, b = wrong.lower().split(), right.lower().split()
-    m = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    kept = sum(blk.size for blk in m.get_matching_blocks())
-    return max(len(a), len(b)) - kept <= 3 and 2 * kept >= max(len(a), len(b)) > 0
 
 
 WORD = re.compile(r"[A-Za-z][a-z']{2,}")
@@ -186,10 +154,9 @@ def mention_facts(verb_facts: list[Fact], chunks: list[Chunk]) -> list[Fact]:
 def gap_facts(chunk: Chunk, bases: dict[str, str]) -> list[Fact]:
     """Each prose sentence of 4-16 words that uses an inflected form of `bases` (form -> base
     form), with that form as a gap and its base as the hint: "Don't phone him now; he'll have
-    gone to bed." -> "Don't phone him now; he'll have ___ (go) to bed." -> "gone". The wrong
-    sentence of a correction is not used, nor a line with an arrow (it names forms, it does
-    not use them); the right sentence of a correction is."""
-    wrong = [w for w, _ in sentence_corrections(chunk.text)]
+    gone to bed." -> "Don't phone him now; he'll have ___ (go) to bed." -> "gone". A line with
+    a struck-through wrong form is not used, nor a line with an arrow (it names forms, it does
+    not use them)."""
     facts = []
     for u in units(unwrapped(chunk.text)):
         if u.startswith("|") or "→" in u.removeprefix("→ ") or "~~" in u:
@@ -197,7 +164,7 @@ def gap_facts(chunk: Chunk, bases: dict[str, str]) -> list[Fact]:
         u = u.removeprefix("→ ").removeprefix("- ")
         said = u.rsplit(": ", 1)[-1].strip('"')  # "Facts about people: He works in a bank."
         u = said if len(said.split()) >= 4 else u
-        if any(w in u for w in wrong) or not 4 <= len(u.split()) <= 16:
+        if not 4 <= len(u.split()) <= 16:
             continue
         for form in dict.fromkeys(re.findall(r"[a-z']+", u)):
             base = bases.get(form)
@@ -224,11 +191,11 @@ def base_forms(verb_facts: list[Fact], arrow_facts: list[Fact]) -> dict[str, str
 
 
 def all_facts(chunks: list[Chunk]) -> dict[str, list[Fact]]:
-    """Every fact of the chunks by kind: "verb", "table", "arrow", "correction", "mistake",
+    """Every fact of the chunks by kind: "verb", "table", "arrow", "correction",
     "cloze" (in chunk order), "mention" (verb facts restated by prose, mention_facts) and
     "gap" (a form used in a sentence, gap_facts)."""
     facts: dict[str, list[Fact]] = {k: [] for k in ("verb", "table", "arrow", "correction",
-                                                   "mistake", "cloze")}
+                                                   "cloze")}
     for c in chunks:
         for f in table_facts(c) + line_facts(c) + cloze_facts(c, STOPWORDS):
             facts[f.kind].append(f)

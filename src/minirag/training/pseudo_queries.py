@@ -21,8 +21,7 @@ from minirag.training.facts import Fact, all_facts
 from minirag.training.questions import question_for
 
 # share of each kind of fact among the pseudo-queries; "verb" includes prose mentions. The
-# reader's "mistake" and "gap" facts are left out: with the mistakes in, the rebuilt bi-encoder
-# fell below the hashing control on paraphrase MRR@10 (EXPERIMENTS.md has the runs)
+# reader's "gap" facts are left out (a gapped KB sentence is the passage's own text)
 KIND_SHARE = {"verb": 0.45, "table": 0.2, "arrow": 0.15, "correction": 0.1, "cloze": 0.1}
 
 

@@ -177,7 +177,7 @@ def compose(f: Fact, rng: np.random.Generator) -> str:
         q = _arrow_question(f, rng, pick)
     elif f.kind == "table":
         q = pick(TABLE).format(k=f.key, r=f.relation.lower())
-    elif f.kind in ("correction", "mistake"):
+    elif f.kind == "correction":
         q = pick(MISTAKES).format(x=f.key)
     elif f.kind == "gap":
         q = pick(GAP).format(k=_retold(f.key, rng))
@@ -190,12 +190,12 @@ def _verb_question(f: Fact, rng: np.random.Generator, pick) -> str:
     rel, cues = f.relation, _cues(pick)
     forms = [first_alternative(c).lower() for c in split_cells(f.raw)] if f.raw else []
     roll = rng.random()
-    if len(forms) == 3 and roll < 0.15:  # "is it swam or swum after have"
+    if len(forms) == 3 and roll < 0.15:  # "rang or rung after had"
         a, b = (forms[1], forms[2]) if rng.random() < 0.5 else (forms[2], forms[1])
         return pick(EITHER[rel]).format(a=a, b=b, k=f.key, **cues)
-    if len(forms) == 3 and roll < 0.27:  # "is 'i have went' correct?"
+    if len(forms) == 3 and roll < 0.27:  # "can i say 'they had rang'"
         return pick(MISTAKES).format(x=_mistake(f.key, forms, rel, cues, rng))
-    if roll < 0.6:  # "she has ___ (steal) my phone"
+    if roll < 0.6:  # "the bell has ___ (ring)"
         return pick(FILL_INS[rel]).format(k=f.key, **cues)
     return _named(f.key, NAMES[rel], pick)
 

@@ -140,8 +140,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
 
 
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
-MIX = {"verb": 0.22, "mention": 0.09, "table": 0.09, "arrow": 0.09, "correction": 0.035,
-       "mistake": 0.025, "gap": 0.07, "cloze": 0.08, "none": 0.3}  # "none": nothing to answer
+MIX = {"verb": 0.22, "mention": 0.09, "table": 0.09, "arrow": 0.09, "correction": 0.06,
+       "gap": 0.07, "cloze": 0.08, "none": 0.3}  # "none": nothing to answer
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
