@@ -10,13 +10,13 @@ import math
 import numpy as np
 import pytest
 from fakes import TableEmbedder
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
 from minirag.files.persist import sha256_file
-from minirag.store import FlatVectorStore, StoreError, top_k, top_k_plain
+from minirag.store import FlatVectorStore, StoreError, top_k, top_k_plain, top_k_rows
 
 
 def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:
@@ -138,6 +138,19 @@ def test_top_k_is_a_stable_sort_prefix(values, k):
     want = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
     assert top_k_plain(s, k).tolist() == want
     assert top_k(s, k).tolist() == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_top_k_rows_is_the_plain_top_k_of_every_query(m, k, seed):
+    """The batch path (sampled thresholds, blocks of rows) and the one-query path return
+    exactly top_k_plain(V @ q, k): small integer vectors make scores exact and ties common."""
+    rng = np.random.default_rng(seed)
+    V = rng.integers(-2, 3, size=(3000, 4)).astype(np.float32)  # [N, d]
+    Q = rng.integers(-2, 3, size=(m, 4)).astype(np.float32)  # [m, d]
+    for q, (top, scores) in zip(Q, top_k_rows(Q, V, k), strict=True):
+        want = top_k_plain(V @ q, k)
+        assert top.tolist() == want.tolist() and scores.tolist() == (V @ q)[want].tolist()
 
 
 def test_top_k_sampled_threshold_on_a_big_vector():
