@@ -1,6 +1,22 @@
-"""Fakes shared by the isolation tests of the vector stores."""
+"""Fakes shared by the isolation tests: one per concept (chunks, an embedder)."""
 
 import numpy as np
+
+from minirag.chunk import Chunk, chunk_id
+
+
+def make_chunks(texts: list[str], doc: str = "doc.md", separate_docs: bool = False
+                ) -> list[Chunk]:
+    """One chunk per text, section "S": all in document `doc` at offsets 0, 1, 2, ... or, with
+    `separate_docs`, each in a document of its own (d0.md, d1.md, ...) at offset 0."""
+    if separate_docs:
+        return [make_chunk(t, f"d{i}.md") for i, t in enumerate(texts)]
+    return [Chunk(chunk_id(doc, i), t, doc, i, {"section": "S"}) for i, t in enumerate(texts)]
+
+
+def make_chunk(text: str, doc: str = "d0.md", **metadata) -> Chunk:
+    """One chunk at offset 0 of `doc`, section "S" unless `metadata` says otherwise."""
+    return Chunk(chunk_id(doc, 0), text, doc, 0, {"section": "S", **metadata})
 
 
 class TableEmbedder:

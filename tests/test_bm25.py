@@ -23,18 +23,14 @@ import math
 
 import numpy as np
 import pytest
+from fakes import make_chunks
 from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.bm25 import BM25Error, BM25Index, tokenize
-from minirag.chunk import Chunk, chunk_id
 from minirag.retrieve import cue_words
 
 K1, B = 1.2, 0.75
-
-
-def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:
-    return [Chunk(chunk_id(doc, i), t, doc, i, {"section": "S"}) for i, t in enumerate(texts)]
 
 
 def index_of(texts: list[str], **kw) -> BM25Index:

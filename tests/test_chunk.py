@@ -81,6 +81,23 @@ def test_sections_are_respected_and_named(tok):
         assert c.metadata["title"] == "Title"
 
 
+def test_a_cut_checked_by_hand():
+    """A byte-level tokenizer with no merges counts one token per byte, so every offset below
+    can be read off the text: paragraphs at bytes [0, 14), [16, 30), [32, 44), blank lines
+    between. With a 16-token budget (limit 17) the blank lines sit exactly on the target, so
+    each chunk is one paragraph and its blank line; with 32, two paragraphs fit in one."""
+    bytes_only = BPETokenizer.train("x", 256, [])
+    text = "One two three.\n\nFour five six.\n\nSeven eight."
+
+    def cuts(target):
+        return [(c.metadata["char_start"], c.metadata["char_end"], c.offset,
+                 c.metadata["n_tokens"]) for c in chunk_text(text, "p.md", target, 0, bytes_only)]
+
+    assert cuts(16) == [(0, 16, 0, 16), (16, 32, 16, 16), (32, 44, 32, 12)]
+    assert cuts(32) == [(0, 32, 0, 32), (32, 44, 32, 12)]
+    assert cuts(44) == [(0, 44, 0, 44)]  # all of it fits
+
+
 def test_prefers_a_paragraph_break_near_the_target(tok):
     # two 40-token paragraphs: with a 45-token target the cut lands on the blank line
     para = "Alpha beta gamma. " * 10

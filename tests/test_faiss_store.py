@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from fakes import TableEmbedder
+from fakes import TableEmbedder, make_chunks
 
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
@@ -22,8 +22,8 @@ pytest.importorskip("faiss")  # the optional extra `scale`; without it only this
 from minirag.scale.faiss_store import FaissVectorStore  # noqa: E402
 
 
-def make_chunks(n: int, doc: str = "doc.md") -> list[Chunk]:
-    return [Chunk(chunk_id(doc, i), f"text {i}", doc, i, {"section": "S"}) for i in range(n)]
+def numbered_chunks(n: int) -> list[Chunk]:
+    return make_chunks([f"text {i}" for i in range(n)])
 
 
 def mixture(rng, n: int, d: int, clusters: int = 20, spread: float = 0.35) -> np.ndarray:
@@ -62,7 +62,7 @@ def test_five_by_three_by_hand(kind):
 def test_flat_equals_flat_vector_store(k):
     rng = np.random.default_rng(1)
     X, Q = np.split(mixture(rng, 330, 16), [300])  # queries from the same clusters
-    chunks = make_chunks(300)
+    chunks = numbered_chunks(300)
     ours, theirs = FlatVectorStore(VectorsOnly(16)), FaissVectorStore(VectorsOnly(16), "flat")
     for lo, hi in ((0, 100), (100, 300)):  # two add calls: faiss ids continue across them
         ours.add_vectors(chunks[lo:hi], X[lo:hi])
@@ -80,7 +80,7 @@ def test_flat_equals_flat_vector_store(k):
 def test_hnsw_recall_at_5_on_a_gaussian_mixture():
     rng = np.random.default_rng(2)
     X, Q = np.split(mixture(rng, 3200, 32), [3000])  # queries from the same clusters
-    chunks = make_chunks(3000)
+    chunks = numbered_chunks(3000)
     exact, ann = FlatVectorStore(VectorsOnly(32)), FaissVectorStore(VectorsOnly(32), "hnsw",
                                                                    M=16, ef_search=50)
     exact.add_vectors(chunks, X)
@@ -96,7 +96,7 @@ def test_ties_break_by_insertion_order():
     store = FaissVectorStore(VectorsOnly(4), "flat")
     X = np.tile([[1, 2, 0, 0]], (6, 1)).astype(np.float32)
     X[4] = [0, 0, 1, 0]  # one different row among five identical ones
-    chunks = make_chunks(6)
+    chunks = numbered_chunks(6)
     store.add_vectors(chunks, X)
     got = store.search_vector(np.array([1, 2, 0, 0], dtype=np.float32), k=5)
     assert [c.offset for c, _ in got] == [0, 1, 2, 3, 5]
@@ -107,7 +107,7 @@ def test_empty_store_k_larger_than_n_and_bad_input():
     q = np.array([1, 0, 0], dtype=np.float32)
     assert store.search_vector(q, 3) == [] and len(store) == 0
     assert store.vectors.shape == (0, 3)
-    store.add_vectors(make_chunks(2), np.eye(3, dtype=np.float32)[:2])
+    store.add_vectors(numbered_chunks(2), np.eye(3, dtype=np.float32)[:2])
     assert [c.offset for c, _ in store.search_vector(q, 10)] == [0, 1]
     for bad_k in (0, -1, 1.5, True):
         with pytest.raises(StoreError, match="k must be"):
@@ -117,9 +117,9 @@ def test_empty_store_k_larger_than_n_and_bad_input():
     with pytest.raises(StoreError, match="shape"):
         store.search_vector(np.ones(4), 1)
     with pytest.raises(StoreError, match="duplicate"):
-        store.add_vectors(make_chunks(1), np.ones((1, 3)))
+        store.add_vectors(numbered_chunks(1), np.ones((1, 3)))
     with pytest.raises(StoreError, match="shape"):
-        store.add_vectors(make_chunks(2, "x.md"), np.ones((2, 4)))
+        store.add_vectors(make_chunks(["a", "b"], "x.md"), np.ones((2, 4)))
     with pytest.raises(StoreError, match="kind"):
         FaissVectorStore(VectorsOnly(3), "ivf")
     with pytest.raises(StoreError, match="query is empty"):
@@ -131,7 +131,7 @@ def test_save_load_round_trip(tmp_path, kind):
     rng = np.random.default_rng(3)
     X, Q = np.split(mixture(rng, 520, 8), [500])
     store = FaissVectorStore(VectorsOnly(8), kind, M=8, ef_search=20)
-    store.add_vectors(make_chunks(500), X)
+    store.add_vectors(numbered_chunks(500), X)
     store.save(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
         "chunks.jsonl", "index.faiss", "manifest.json"]
@@ -145,7 +145,7 @@ def test_save_load_round_trip(tmp_path, kind):
 
 def _saved(tmp_path):
     store = FaissVectorStore(VectorsOnly(4), "flat")
-    store.add_vectors(make_chunks(10), np.random.default_rng(4).standard_normal((10, 4)))
+    store.add_vectors(numbered_chunks(10), np.random.default_rng(4).standard_normal((10, 4)))
     store.save(tmp_path / "idx")
     return tmp_path / "idx"
 

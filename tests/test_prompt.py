@@ -4,10 +4,11 @@ context is the abstention prompt, injected delimiters stay inert text, rank orde
 window rules on worked examples, and the full template for an external LLM."""
 
 import pytest
+from fakes import make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.chunk import Chunk, chunk_id
+from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, SPECIAL_TOKENS, A, Q
 from minirag.prompt import (
     COMPACT_TEMPLATE,
@@ -30,7 +31,7 @@ def tok():
 
 
 def chunk(text: str, n: int = 0) -> Chunk:
-    return Chunk(chunk_id(f"d{n}.md", 0), text, f"d{n}.md", 0, {"section": "S"})
+    return make_chunk(text, f"d{n}.md")
 
 
 def specials(tok, ids):

@@ -8,12 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from fakes import make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
 
 from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
-from minirag.chunk import Chunk, chunk_id, load_kb
+from minirag.chunk import Chunk, load_kb
 from minirag.evaluation.metrics import normalise_answer
 from minirag.evaluation.reading import score
 from minirag.files.artifacts import load_tokenizer
@@ -43,7 +44,7 @@ PROSE = ("Add -ing: *work → working, swim → swimming*.\n"
 
 
 def chunk(text, meta=None):
-    return Chunk(chunk_id("t.md", 0), text, "t.md", 0, {"section": "S", **(meta or {})})
+    return make_chunk(text, "t.md", **(meta or {}))
 
 
 @pytest.fixture(scope="module")

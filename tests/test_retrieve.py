@@ -3,11 +3,12 @@ deterministic ties, and a chunk's own text retrieving it first in dense, bm25 an
 (hand-built chunks, the hashing embedder, no tokenizer or KB)."""
 
 import pytest
+from fakes import make_chunks
 from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.bm25 import BM25Index
-from minirag.chunk import Chunk, chunk_id
+from minirag.chunk import Chunk
 from minirag.embed import HashingEmbedder
 from minirag.retrieve import MAX_QUERY_CHARS, Retriever, lexical_query, rrf_fuse
 from minirag.store import FlatVectorStore
@@ -22,14 +23,9 @@ TEXTS = [
 ]
 
 
-def make_chunks(texts):
-    return [Chunk(chunk_id(f"d{i}.md", 0), t, f"d{i}.md", 0, {"section": "S"})
-            for i, t in enumerate(texts)]
-
-
 @pytest.fixture(scope="module")
 def retriever():
-    chunks = make_chunks(TEXTS)
+    chunks = make_chunks(TEXTS, separate_docs=True)
     store = FlatVectorStore(HashingEmbedder(d=512).fit(TEXTS))
     store.add(chunks)
     bm25 = BM25Index()
@@ -90,7 +86,7 @@ def test_a_fill_ins_cue_counts_three_times_in_the_lexical_query(retriever):
 
 
 def test_explain_shows_each_lists_rank_and_share(retriever):
-    target = make_chunks(TEXTS)[5].id  # the swim chunk
+    target = make_chunks(TEXTS, separate_docs=True)[5].id  # the swim chunk
     e = retriever.explain("swum", target)
     assert e["bm25"]["rank"] == 1
     assert e["bm25"]["contribution"] == pytest.approx(1 / 61)
@@ -108,6 +104,6 @@ def test_bad_queries(retriever, query, k, mode, match):
 
 def test_lexical_modes_need_bm25():
     store = FlatVectorStore(HashingEmbedder(d=32))
-    store.add(make_chunks(TEXTS[:2]))
+    store.add(make_chunks(TEXTS[:2], separate_docs=True))
     with pytest.raises(ValueError, match="BM25"):
         Retriever(store).retrieve_scored("go", 1, "hybrid")

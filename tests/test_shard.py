@@ -6,27 +6,20 @@ plus merge_top_k on a hand-made example and the errors for bad arguments."""
 
 import numpy as np
 import pytest
+from fakes import make_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minirag.chunk import Chunk, chunk_id
+from minirag.chunk import Chunk
+from minirag.embed import VectorsOnly
 from minirag.scale.shard import ShardedStore, merge_top_k
 from minirag.store import FlatVectorStore, StoreError
 
 D = 6
 
 
-class NoEmbedder:
-    """For stores filled with add_vectors and queried with vectors only."""
-
-    name, d = "none", D
-
-    def embed(self, texts):
-        raise NotImplementedError
-
-
-def make_chunks(n: int) -> list[Chunk]:
-    return [Chunk(chunk_id("doc.md", i), f"t{i}", "doc.md", i) for i in range(n)]
+def numbered_chunks(n: int) -> list[Chunk]:
+    return make_chunks([f"t{i}" for i in range(n)])
 
 
 def tie_heavy(rng, n: int) -> np.ndarray:
@@ -39,7 +32,7 @@ def tie_heavy(rng, n: int) -> np.ndarray:
 
 
 def unsharded(chunks, X) -> FlatVectorStore:
-    store = FlatVectorStore(NoEmbedder())
+    store = FlatVectorStore(VectorsOnly(D))
     store.add_vectors(chunks, X)
     return store
 
@@ -54,9 +47,9 @@ def as_pairs(hits):
 def test_sharded_equals_unsharded_with_ties(n, n_shards, k, seed, random_split):
     rng = np.random.default_rng(seed)
     X, Q = tie_heavy(rng, n), tie_heavy(rng, 5)
-    chunks = make_chunks(n)
+    chunks = numbered_chunks(n)
     assign = rng.integers(0, n_shards, n) if random_split else None  # uneven, often empty
-    sharded = ShardedStore.split(NoEmbedder(), chunks, X, n_shards, assign=assign)
+    sharded = ShardedStore.split(VectorsOnly(D), chunks, X, n_shards, assign=assign)
     flat = unsharded(chunks, X)
     assert len(sharded) == n and sum(len(s) for s in sharded.shards) == n
     for q in Q:
@@ -72,15 +65,15 @@ def test_sharded_equals_unsharded_on_gaussian_vectors(n, n_shards, k, seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, D)).astype(np.float32)
     q = rng.standard_normal(D).astype(np.float32)
-    chunks = make_chunks(n)
-    got = ShardedStore.split(NoEmbedder(), chunks, X, n_shards).search_vector(q, k)
+    chunks = numbered_chunks(n)
+    got = ShardedStore.split(VectorsOnly(D), chunks, X, n_shards).search_vector(q, k)
     want = unsharded(chunks, X).search_vector(q, k)
     assert [c.id for c, _ in got] == [c.id for c, _ in want]
     np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-6)
 
 
 def test_merge_top_k_by_hand():
-    a, b, c, d = make_chunks(4)
+    a, b, c, d = numbered_chunks(4)
     position = {x.id: i for i, x in enumerate((a, b, c, d))}
     shard0 = [(a, 0.9), (c, 0.5)]  # each list best first, as a shard returns it
     shard1 = [(b, 0.5), (d, 0.1)]
@@ -92,7 +85,7 @@ def test_merge_top_k_by_hand():
 
 def test_round_robin_split_and_k_beyond_every_shard():
     X = np.eye(D, dtype=np.float32)[[0, 1, 2, 0, 1]]  # rows 0 and 3 are the same vector
-    sharded = ShardedStore.split(NoEmbedder(), make_chunks(5), X, 3)
+    sharded = ShardedStore.split(VectorsOnly(D), numbered_chunks(5), X, 3)
     assert [[c.offset for c in s.chunks] for s in sharded.shards] == [[0, 3], [1, 4], [2]]
     got = sharded.search_vector(np.eye(D, dtype=np.float32)[0], k=5)
     assert [(c.offset, s) for c, s in got] == [(0, 1.0), (3, 1.0), (1, 0.0), (2, 0.0), (4, 0.0)]
@@ -101,12 +94,12 @@ def test_round_robin_split_and_k_beyond_every_shard():
 def test_bad_arguments():
     X = np.ones((3, D), dtype=np.float32)
     with pytest.raises(StoreError, match="n_shards"):
-        ShardedStore.split(NoEmbedder(), make_chunks(3), X, 0)
+        ShardedStore.split(VectorsOnly(D), numbered_chunks(3), X, 0)
     with pytest.raises(StoreError, match="assign"):
-        ShardedStore.split(NoEmbedder(), make_chunks(3), X, 2, assign=[0, 1, 2])
+        ShardedStore.split(VectorsOnly(D), numbered_chunks(3), X, 2, assign=[0, 1, 2])
     with pytest.raises(StoreError, match="shape"):
-        ShardedStore.split(NoEmbedder(), make_chunks(2), X, 2)
-    sharded = ShardedStore.split(NoEmbedder(), make_chunks(3), X, 2)
+        ShardedStore.split(VectorsOnly(D), numbered_chunks(2), X, 2)
+    sharded = ShardedStore.split(VectorsOnly(D), numbered_chunks(3), X, 2)
     with pytest.raises(StoreError, match="k must be"):
         sharded.search_vector(X[0], 0)
     with pytest.raises(StoreError, match="at least one shard"):
@@ -119,8 +112,8 @@ def test_shards_may_be_faiss_stores():
 
     rng = np.random.default_rng(5)
     X, Q = rng.standard_normal((200, D)).astype(np.float32), rng.standard_normal((10, D))
-    chunks = make_chunks(200)
-    sharded = ShardedStore.split(NoEmbedder(), chunks, X, 4,
+    chunks = numbered_chunks(200)
+    sharded = ShardedStore.split(VectorsOnly(D), chunks, X, 4,
                                  make_store=lambda e: FaissVectorStore(e, "flat"))
     flat = unsharded(chunks, X)
     for got, want in zip(sharded.search_vectors(Q, 7), flat.search_vectors(Q, 7), strict=True):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from fakes import TableEmbedder
+from fakes import TableEmbedder, make_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,11 +17,6 @@ from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
 from minirag.files.persist import sha256_file
 from minirag.store import FlatVectorStore, StoreError, top_k, top_k_plain, top_k_rows
-
-
-def make_chunks(texts: list[str], doc: str = "doc.md") -> list[Chunk]:
-    return [Chunk(chunk_id(doc, i), t, doc, i, {"section": "S"}) for i, t in enumerate(texts)]
-
 
 # Five 3-d vectors and two queries, small enough to check by hand.
 TABLE = {
