@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from minirag.chunk import Chunk
 from minirag.training.facts import Fact
+from minirag.training.phrasings import ASIDES
 from minirag.training.questions import (
-    ASIDES,
     EVAL_PHRASINGS,
     arrow_kind,
     aside,

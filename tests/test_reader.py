@@ -19,8 +19,7 @@ from minirag.evaluation.metrics import normalise_answer
 from minirag.evaluation.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.reader import Reader
-from minirag.reader_inputs import columns, in_question, token_types, windows
+from minirag.reader import Reader, columns, in_question, token_types, windows
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
 from minirag.files.persist import sha256_file
-from minirag.store import FlatVectorStore, StoreError, top_k, top_k_plain, top_k_rows
+from minirag.store import FlatVectorStore, StoreError
+from minirag.topk import top_k, top_k_plain, top_k_rows
 
 # Five 3-d vectors and two queries, small enough to check by hand.
 TABLE = {

@@ -23,7 +23,7 @@ import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.files.persist import sha256_file, write_dir_atomic
-from minirag.store import check_k, top_k
+from minirag.topk import check_k, top_k
 
 FORMAT = "minirag.BM25Index"
 VERSION = 1

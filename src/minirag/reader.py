@@ -1,13 +1,19 @@
 """The reader: a MiniGPT with a span head that answers from the prompt or abstains.
 
-What it is: `Reader`, which turns a Prompt into an answer: the best span of one chunk's
+What it is: first the reader's inputs beside the token ids, functions of a compact prompt's
+ids: `windows` (the spans an answer may come from), `columns` (TAPAS-style table-cell ids),
+`in_question` (DrQA's exact-match flag) and `token_types`, the one id per token the trunk
+embeds; training (training/reader_data.py: which cell a gold span is in) and reading use the
+same ones. Then `Reader`, which turns a Prompt into an answer: the best span of one chunk's
 window with that chunk's [#n] marker, or "I don't know" when the null position outscores every
-span. What it leaves out: free-form generation (a pointer cannot invent; see theory/07) and
-training (minirag/training/reader_train.py).
+span. What it leaves out: free-form generation (a pointer cannot invent), the model itself
+(minimodel.SpanReader) and training (training/reader_train.py). Why, with the formulas:
+theory/07, "Column embeddings" and "Question-match flags".
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,8 +21,97 @@ import numpy as np
 
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
+from minirag.files.special_tokens import CTX, MARKERS, A
 from minirag.prompt import IDK_TEXT, Prompt
-from minirag.reader_inputs import token_types, windows
+
+N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
+# A word of `in_question`: letters and digits only, unlike bm25.tokenize's \w, so the gap
+# "___" of a fill-in question is not a word that could match a gap in a chunk.
+WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
+    """(lo, hi) token ranges of the chunk windows in a compact prompt, in marker order."""
+    marker_ids = {tokenizer.encode_special(m)[0] for m in MARKERS}
+    stops = {tokenizer.encode_special(t)[0] for t in (CTX, A)}
+    out = []
+    for i, t in enumerate(ids):
+        if t in marker_ids:
+            hi = next((j for j in range(i + 1, len(ids)) if ids[j] in stops), len(ids))
+            out.append((i + 1, hi))
+    return out
+
+
+def _pieces(ids: list[int], tokenizer) -> list[str]:
+    """Each token's visible text; a special token (<|q|>, <|ctx|>, a marker) is a line break."""
+    specials = set(tokenizer.special_ids.values())
+    return ["\n" if t in specials else tokenizer.vocab[t].decode("utf-8", errors="replace")
+            for t in ids]
+
+
+def _first_chars(pieces: list[str]) -> list[int]:
+    """The text offset of each token's first visible character (its last one if all blank)."""
+    out, pos = [], 0
+    for p in pieces:
+        out.append(pos + min(len(p) - len(p.lstrip()), max(0, len(p) - 1)))
+        pos += len(p)
+    return out
+
+
+def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+    """The table column each token of a compact prompt sits in: 0 outside a table row, k
+    inside the k-th cell of one (capped at n_columns - 1), counted from the row's first "|".
+
+    Example: the window "| go | went | gone |" -> "|" 1, " go" 1, " |" 2, " went" 2, ...
+    A row's column is what separates "went" from "gone"; the reader gets it as an input
+    embedding (as TAPAS does for table QA) instead of counting bars with attention.
+    """
+    return _columns(_pieces(ids, tokenizer), n_columns)
+
+
+def in_question(ids: list[int], tokenizer) -> list[int]:
+    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
+
+    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
+    DrQA's exact-match feature: the reader is told where the question's key sits in the
+    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
+    """
+    return _in_question(ids, _pieces(ids, tokenizer), tokenizer.encode_special(CTX)[0])
+
+
+def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
+    pieces = _pieces(ids, tokenizer)  # decoded once for both features
+    flags = _in_question(ids, pieces, tokenizer.encode_special(CTX)[0])
+    return [c + n_columns * m for c, m in zip(_columns(pieces, n_columns), flags)]
+
+
+def _columns(pieces: list[str], n_columns: int) -> list[int]:
+    text = "".join(pieces)
+    col = [0] * (len(text) + 1)  # per character
+    pos = 0
+    for line in text.split("\n"):
+        if line.lstrip().startswith("|"):  # a table row
+            bars = 0
+            for i, ch in enumerate(line):
+                bars += ch == "|"
+                col[pos + i] = min(bars, n_columns - 1)
+        pos += len(line) + 1
+    return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
+
+
+def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
+    if ctx not in ids:
+        return [0] * len(ids)  # no context: nothing to flag
+    text = "".join(pieces).lower()
+    word_at = [""] * (len(text) + 1)  # per character: the word it is part of
+    for m in WORD.finditer(text):
+        word_at[m.start():m.end()] = [m.group()] * (m.end() - m.start())
+    starts = _first_chars(pieces)
+    q_end = ids.index(ctx)
+    question = {word_at[c] for c in range(starts[q_end])} - {""}
+    return [int(i > q_end and word_at[c] in question) for i, c in enumerate(starts)]
+
 
 READER_PATH = MODELS_DIR / "reader.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)

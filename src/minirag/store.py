@@ -4,11 +4,10 @@ The whole idea, for N chunks with vectors of d numbers:
     V = X / |X|                     # [N, d] unit rows: normalised once, when chunks are added
     s = V @ (q / |q|)               # [N] the cosine of the query with every chunk
     top = argpartition(-s, k)[:k]   # the k best (then sorted, ties by insertion order)
-`FlatVectorStore` below is exactly that; `top_k_plain` is the last line. At 10^5..10^6 vectors
-a partition of all N scores costs as much as the mat-vec itself, so `top_k` first keeps only
-the scores above a threshold read off a sample of them, then ranks those few: the same exact
-answer, faster (benchmarks/bench_store.py measures both against faiss; theory/02 quotes it).
-Then persistence: a directory (vectors.npy + chunks.jsonl + manifest.json), written
+`FlatVectorStore` below is exactly that: its search hands V and the queries to topk.py, whose
+`top_k_plain` is the last line, and whose faster `top_k_rows` gives the same exact answer
+(benchmarks/bench_store.py measures it against faiss; theory/02 quotes the ratio). Then
+persistence: a directory (vectors.npy + chunks.jsonl + manifest.json), written
 atomically, loaded without pickle and checked against the sha256 sums in its manifest.
 What it leaves out: approximate search (HNSW, IVF: scale/faiss_store.py), deletes and
 updates, metadata filters. Follows DESIGN §3 `minirag.store.FlatVectorStore`.
@@ -27,12 +26,10 @@ import numpy as np
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
 from minirag.files.persist import StoreError, sha256_file, write_dir_atomic
+from minirag.topk import check_k, top_k_rows
 
 FORMAT = "minirag.FlatVectorStore"
 VERSION = 1
-SAMPLE = 4096  # scores sampled per query to pick the top-k threshold (see top_k)
-BLOCK_BYTES = 32 << 20  # score block budget for batched search: 32 MiB of float32
-SLACK = 1e-4  # a batch's threshold is lowered by this: two BLAS calls may round one dot apart
 
 
 class FlatVectorStore:
@@ -161,96 +158,7 @@ class FlatVectorStore:
         return store
 
 
-# ---------------------------------------------- top-k: the plain version, then the fast one
-
-
-def top_k_plain(s: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores of s [N], best first, ties by lower index: one
-    argpartition of all N scores, then a sort of the k it keeps.
-    Example: top_k_plain(np.array([0.1, 0.9, 0.5, 0.9]), 3) -> [1, 3, 2]"""
-    k = min(k, len(s))
-    part = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))  # [k] any order
-    # subtle: argpartition may cut a tie at the k-th score anywhere; keep the lowest indices
-    kth = s[part].min()
-    above = np.flatnonzero(s > kth)  # [a <= k] strictly better than the k-th
-    tied = np.flatnonzero(s == kth)[: k - len(above)]  # the lowest-index ties fill up to k
-    keep = np.concatenate([above, tied])
-    return keep[np.lexsort((keep, -s[keep]))]  # by score descending, then index ascending
-
-
-def top_k(s: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores of s [N], best first, ties by lower index. Exact.
-
-    A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
-    the candidates: take every step-th score (a sample of <= SAMPLE), let t be the k-th largest
-    score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
-    (ties included) all survive `s >= t`; only ~k * step of them do, and those are ranked.
-    """
-    N = len(s)
-    k = min(k, N)
-    step = max(8, N // SAMPLE)
-    if N // step >= 8 * k:  # the sample holds k scores with room to spare
-        sample = s[::step]  # [N / step <= SAMPLE], a strided view
-        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
-        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
-    else:
-        return top_k_plain(s, k)  # small N (or huge k): partition everything
-    return cand[top_k_plain(s[cand], k)]  # cand ascending: ties still break by lower index
-
-
-def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For each query of Q [m, d], its k best rows of V [N, d]: m (indices [k], scores [k])
-    pairs, best first, ties by lower index. Exact: the same answer as top_k_plain(V @ q, k).
-
-    One query: s = V @ q, then `top_k`. A batch: each query's threshold t is its k-th best
-    score on a sample of rows (lowered by SLACK), V is scored in blocks of rows, and only the
-    scores >= t are kept and ranked, so V is read once however many queries there are.
-    """
-    N, m = len(V), len(Q)
-    if m == 1:
-        # subtle: numpy's own dot loop (einsum) reads an [N, 64] matrix faster than the BLAS
-        # sgemv behind `V @ q` does on this machine (benchmarks/bench_store.py); same sums
-        s = np.einsum("nd,d->n", V, Q[0])  # [N]
-        top = top_k(s, k)
-        return [(top, s[top])]
-    k = min(k, N)
-    step = max(8, N // SAMPLE)
-    if N // step < 8 * k:  # too few rows for a sample: score blocks of queries, rank each row
-        b = max(1, BLOCK_BYTES // (4 * N))
-        return [_ranked(s, k) for a in range(0, m, b) for s in Q[a:a + b] @ V.T]
-    sample = Q @ V[::step].T  # [m, N / step] scores of every step-th row
-    n_s = sample.shape[1]
-    t = np.partition(sample, n_s - k, axis=1)[:, n_s - k] - SLACK  # [m] thresholds
-    rows_per_block = max(1, BLOCK_BYTES // (4 * m))  # the [m, R] score block stays in budget
-    found = []  # (query, row, score) arrays of the scores that clear their threshold
-    for a in range(0, N, rows_per_block):
-        S = Q @ V[a:a + rows_per_block].T  # [m, R]
-        qi, ri = np.nonzero(S >= t[:, None])  # [c], [c]
-        found.append((qi, ri + a, S[qi, ri]))
-    qi, ri, sc = (np.concatenate(x) for x in zip(*found))
-    order = np.lexsort((ri, -sc, qi))  # by query, then score descending, then row
-    qi, ri, sc = qi[order], ri[order], sc[order]
-    starts = np.searchsorted(qi, np.arange(m + 1))  # query i's candidates: [starts[i], starts[i+1])
-    out = []
-    for i, (a, b) in enumerate(zip(starts, starts[1:])):
-        # subtle: the sampled rows alone clear t, so every query has >= k candidates; should
-        # rounding ever say otherwise, that query is scored alone
-        out.append((ri[a:a + k], sc[a:a + k]) if b - a >= k else top_k_rows(Q[i:i + 1], V, k)[0])
-    return out
-
-
-def _ranked(s: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    top = top_k(s, k)
-    return top, s[top]
-
-
 # ----------------------------------------------- checks shared with the other stores
-
-
-def check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise StoreError(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
 
 
 def embedder_config(embedder: Embedder) -> dict[str, Any]:

@@ -17,8 +17,7 @@ import numpy as np
 from minirag.chunk import Chunk
 from minirag.evaluation.metrics import exact_match
 from minirag.prompt import build_prompt, units
-from minirag.reader import Reader
-from minirag.reader_inputs import windows
+from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever
 from minirag.training.facts import HELD_OUT_VERBS, Fact, table_facts
 from minirag.training.questions import EVAL_PHRASINGS

@@ -25,7 +25,8 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.embed import Embedder
-from minirag.store import FlatVectorStore, StoreError, check_k
+from minirag.store import FlatVectorStore, StoreError
+from minirag.topk import check_k
 
 Hits = list[tuple[Chunk, float]]
 

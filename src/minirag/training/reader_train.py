@@ -24,8 +24,7 @@ from minirag.chunk import Chunk, load_kb
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.files.special_tokens import PAD
-from minirag.reader import READER_PATH, Reader
-from minirag.reader_inputs import N_COLUMNS, token_types, windows
+from minirag.reader import N_COLUMNS, READER_PATH, Reader, token_types, windows
 from minirag.training.facts import all_facts, held_out_forms, scrub, table_facts
 from minirag.training.reader_data import Example, training_set
 
