@@ -1,16 +1,17 @@
 """How learners ask about a fact: the question phrasings reader training uses.
 
-What it is: `question_for(fact, rng)`, a generator of questions about one KB fact (facts.py).
-A question is composed from the vocabulary of phrasings.py, not picked from a short list: a frame (a direct question, the key
-first, a gapped sentence, "A or B?", "is this correct?") filled with one of many names for
-the relation ("past tense", "2nd form", "v2"), a cue that implies it (a past time word for
-the past simple, have/has/had for the participle, "now" for the -ing form), a subject, and
-noise (typos, case, stray punctuation). Thousands of phrasings per fact, so a reader cannot
-learn a template by heart and has to learn the cue. Also `contracted` ("we've", "she'd") and
-`aside`, an off-topic question that borrows a word ("swim near me"), both for the reader only
-(the bi-encoder's pseudo-queries use `question_for` alone). What it leaves out: phrasings
-written by people; the eval sets hold those, and every generated question passes the shared
-eval filter before training sees it (eval_filter.py, tests/test_eval_filter.py).
+What it is: `question_for(fact, rng)`, a generator of questions about one KB fact (facts.py). A
+question is composed from the vocabulary of phrasings.py, not picked from a short list: a frame
+(a direct question, the key first, a gapped sentence, "A or B?", "is this correct?") filled
+with one of many names for the relation ("past tense", "2nd form", "v2"), a cue that implies it
+(a past time word for the past simple, have/has/had for the participle, "now" for the -ing
+form), a subject, and noise (typos, case, stray punctuation). Thousands of phrasings per fact,
+so a reader cannot learn a template by heart and has to learn the cue. Also `contracted`
+("we've", "she'd") and `aside`, an off-topic question that borrows a word ("swim near me"),
+both for the reader only (the bi-encoder's pseudo-queries use `question_for` alone). What it
+leaves out: phrasings written by people; the eval sets hold those, and every generated question
+passes the shared eval filter before training sees it (eval_filter.py,
+tests/test_eval_filter.py).
 """
 
 from __future__ import annotations
