@@ -1,10 +1,10 @@
-"""Isolation tests for minirag.evaluation.harness's analysis helpers: hand-built chunks, no
+"""Isolation tests for minirag.eval.harness's analysis helpers: hand-built chunks, no
 index."""
 
 from minirag.chunk import Chunk
-from minirag.evaluation.harness import aggregate, lexical_gaps
-from minirag.evaluation.reading import rows
-from minirag.evaluation.report import table
+from minirag.eval.harness import aggregate, lexical_gaps
+from minirag.eval.reading import rows
+from minirag.eval.report import table
 
 
 def section(i: int) -> Chunk:

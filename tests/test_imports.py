@@ -24,7 +24,7 @@ FLOORS = [
     ["reader"],
     ["pipeline"],
     ["training."],
-    ["evaluation."],
+    ["eval."],
     ["cli", "__main__"],
 ]
 

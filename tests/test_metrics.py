@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.evaluation.metrics import (
+from minirag.eval.metrics import (
     exact_match,
     hit_at_k,
     mrr,

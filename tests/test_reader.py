@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from minimodel.mini_gpt import MiniGPTConfig
 from minimodel.span_reader import SpanReader
 from minirag.chunk import Chunk, load_kb
-from minirag.evaluation.metrics import normalise_answer
-from minirag.evaluation.reading import score
+from minirag.eval.metrics import normalise_answer
+from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
 from minirag.reader import Reader, columns, in_question, token_types, windows

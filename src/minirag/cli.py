@@ -71,7 +71,7 @@ def cmd_search(args) -> dict:
 
 
 def cmd_eval(args) -> dict:
-    from minirag.evaluation.harness import run
+    from minirag.eval.harness import run
     return run(args.split, args.kb, sweep=not args.no_sweep, plots_dir=args.plots,
                questions_path=args.set)
 
@@ -143,7 +143,7 @@ def print_search(r):
 
 
 def print_eval(r):
-    from minirag.evaluation.report import format_eval
+    from minirag.eval.report import format_eval
     print(format_eval(r))
 
 

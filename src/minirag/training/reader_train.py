@@ -4,7 +4,7 @@ What it is: training data assembly (facts of the KB, held-out verbs scrubbed, BM
 negatives; reader_data.py makes the examples, every question through the shared eval filter),
 batches with token types, training with minimodel's loop, and `build_reader`, which saves
 data/models/reader.npz and returns its MANIFEST entry. What it leaves out: reading
-(minirag/reader.py) and its evaluation (minirag/evaluation/reading.py).
+(minirag/reader.py) and its evaluation (minirag/eval/reading.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its weights exist) over one split's questions (data/eval/{dev,test}/retrieval.js
 Recall@{1,3,5,10}, MRR@10, nDCG@10 and query latency p50/p95, overall, for the verb set, and
 per question type and topic; PNG plots under results/. On dev it also lists each miss and
 sweeps chunk size and overlap (tuning happens there); on test it reports aggregate rows only,
-so the blind split stays blind. Metrics: minirag.evaluation.metrics (theory/04).
+so the blind split stays blind. Metrics: minirag.eval.metrics (theory/04).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.evaluation.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
+from minirag.eval.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
 from minirag.files.artifacts import kb_sha256
 from minirag.files.kb import DEFAULT_EVAL, DEFAULT_KB, eval_set, load_questions
 from minirag.index.cache import Index, IndexConfig, build_index, load_or_build_index
@@ -142,7 +142,7 @@ def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[d
     from minirag.reader import READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
-    from minirag.evaluation.reading import evaluate_reader
+    from minirag.eval.reading import evaluate_reader
     first = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
     names = [first] + [n for n in configs if n.startswith("hybrid") and n != first]
     retrievers = {n: configs[n][0] for n in names}
@@ -187,6 +187,6 @@ def run(split: str = "test", kb: Path = DEFAULT_KB, sweep: bool = True,
         report.update(misses=misses, lexical_gaps=sorted(gaps),
                       sweep=sweep_chunking(questions, kb) if sweep else [])
     if plots_dir is not None:
-        from minirag.evaluation.plots import plot_report
+        from minirag.eval.plots import plot_report
         report["plots"] = [str(p) for p in plot_report(report, Path(plots_dir))]
     return report

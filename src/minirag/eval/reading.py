@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from minirag.chunk import Chunk
-from minirag.evaluation.metrics import exact_match
+from minirag.eval.metrics import exact_match
 from minirag.prompt import build_prompt, units
 from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever

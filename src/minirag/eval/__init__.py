@@ -1,0 +1,1 @@
+"""Measuring: metrics, the harness behind `minirag eval`, the reader rows, report, plots."""
