@@ -57,9 +57,9 @@ def test_rag_answer_keeps_every_intermediate_value(small_retriever):
 
 
 @pytest.mark.parametrize("question, answer, doc", [
-    ("past participle of choose", "chosen", "irregular-verbs-abc.md"),
+    ("past participle of sing", "sung", "irregular-verbs-abc.md"),
     ("plural of mouse", "mice", "irregular-plurals.md"),
-    ("comparative of good", "better", "irregular-comparatives.md"),
+    ("superlative of little", "the least", "irregular-comparatives.md"),
 ])
 def test_the_shipped_pipeline_answers_and_cites(pipeline, question, answer, doc):
     a = pipeline.ask(question)
@@ -69,7 +69,7 @@ def test_the_shipped_pipeline_answers_and_cites(pipeline, question, answer, doc)
 
 
 def test_the_shipped_pipeline_abstains_off_topic(pipeline):
-    a = pipeline.ask("how do you conjugate tener in spanish")
+    a = pipeline.ask("what does vivir mean in portuguese")
     assert a.abstained and a.text == IDK_TEXT
 
 
@@ -81,13 +81,13 @@ def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
     shutil.copytree(DEFAULT_KB, kb)
     abc = kb / "irregular-verbs-abc.md"
     text = abc.read_text(encoding="utf-8")
-    assert "| choose | chose | chosen |" in text
-    abc.write_text(text.replace("| choose | chose | chosen |", "| choose | chase | chasen |"),
+    assert "| sing | sang | sung |" in text
+    abc.write_text(text.replace("| sing | sang | sung |", "| sing | sangh | sunged |"),
                    encoding="utf-8")
     index = load_or_build_index(kb, IndexConfig(embedder=DEFAULT_EMBEDDER),
                                 cache_dir=tmp_path / "cache")  # the pipeline's retriever
     edited = RAGPipeline(Retriever(index.store, index.bm25), Reader.load())
-    for question, answer in [("past participle of choose", "chasen"), ("past of choose", "chase")]:
+    for question, answer in [("past participle of sing", "sunged"), ("past of sing", "sangh")]:
         a = edited.ask(question)
         assert a.reading.answer == answer, a.text
         assert next(iter(a.citations.values())).doc_id == "irregular-verbs-abc.md"
@@ -99,14 +99,14 @@ def ask(*args, stdin=None):
 
 
 def test_minirag_ask_json_shape():
-    r = ask("past participle of choose", "--json")
+    r = ask("past participle of sing", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert {"question", "answer", "abstained", "citations", "prompt", "prompt_tokens", "chunks",
             "timings_ms"} <= set(out)
     assert {"retrieve", "prompt", "generate", "total"} <= set(out["timings_ms"])
     assert out["prompt_tokens"] <= 64 and len(out["chunks"]) == 3
-    assert out["answer"].startswith("chosen") and not out["abstained"]
+    assert out["answer"].startswith("sung") and not out["abstained"]
     assert set(out["citations"][0]) == {"marker", "chunk_id", "doc_id", "section"}
 
 

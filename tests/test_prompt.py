@@ -85,11 +85,11 @@ def test_each_chunk_is_cut_to_its_most_relevant_line(tok):
 
 def test_query_weights_cue_and_near_misses():
     one = lambda w: 1.0  # noqa: E731
-    vocab = {"put", "puts", "bag", "catch", "study", "go", "sing"}
-    assert query_weights("is 'i putted my bag here' correct", vocab, one) == {
-        "bag": 1.0, "put": 0.5, "puts": 0.5}  # "putted" lacks: put / puts are near misses
-    assert query_weights("he ___ (catched) it", vocab, one) == {"catch": 1.5}  # cue x3, half
-    assert query_weights("he studies", vocab, one) == {"study": 0.5}  # all but the last letter
+    vocab = {"bind", "binds", "rope", "sting", "carry", "go", "sing"}
+    assert query_weights("is 'i binded the rope' correct", vocab, one) == {
+        "rope": 1.0, "bind": 0.5, "binds": 0.5}  # "binded" lacks: bind / binds are near misses
+    assert query_weights("he ___ (stinged) it", vocab, one) == {"sting": 1.5}  # cue x3, half
+    assert query_weights("he carries", vocab, one) == {"carry": 0.5}  # all but the last letter
     assert query_weights("sang", vocab, one) == {}  # "sing" shares 1 letter: no near miss
     assert query_weights("goes", vocab, one) == {}  # "go" is too short to be a stem
 
@@ -105,19 +105,19 @@ def test_a_window_joins_the_next_best_units_that_fit_in_text_order(tok):
 
 
 def test_a_table_row_holds_its_header_words(tok):
-    body = ("Beat is odd: the past simple is the same as the base, and the participle adds -en."
+    body = ("Sing is irregular: the past simple changes i to a, and the participle changes it to u."
             "\n| Base form | Past simple | Past participle |\n|---|---|---|\n"
-            "| beat | beat | beaten |\n| cut | cut | cut |\n")
+            "| sing | sang | sung |\n| cut | cut | cut |\n")
     one = lambda w: 1.0  # noqa: E731
-    row, q = "| beat | beat | beaten |", "past participle of beat"
+    row, q = "| sing | sang | sung |", "past participle of sing"
     fit = len(tok.encode(row)) + 1  # room for the row alone
-    # the prose names beat, past and participle; the row names beat under a header that
+    # the prose names sing, past and participle; the row names sing under a header that
     # names the other two: a tie, and the shorter unit wins
     assert best_window(q, body, fit, tok, one) == row
     # a row that holds no query word gains nothing from its header
     assert "cut" not in best_window(q, body, 200, tok, one)
     # a chunk that starts inside a table knows its header from the chunk's metadata
-    rows = "Beat is odd: the past participle is not the base.\n| beat | beat | beaten |\n"
+    rows = "Sing is irregular: the past participle is not the base.\n| sing | sang | sung |\n"
     assert best_window(q, rows, fit, tok, one) != row
     assert best_window(q, rows, fit, tok, one, header=body.splitlines()[1]) == row
 

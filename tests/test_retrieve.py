@@ -75,7 +75,7 @@ def test_retrieve_returns_chunks_and_hybrid_flag(retriever):
 
 
 def test_a_fill_ins_cue_counts_three_times_in_the_lexical_query(retriever):
-    assert lexical_query("he ___ (watch) tv") == "he ___ (watch) tv watch watch"
+    assert lexical_query("a wolf ___ (howl)") == "a wolf ___ (howl) howl howl"
     assert lexical_query("past of go") == "past of go"  # no brackets: the query as typed
     query = "in time we ___ (swim)"
     # plain BM25 follows the scenery ("in time"); the lexical query follows the cue

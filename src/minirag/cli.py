@@ -109,8 +109,8 @@ def cmd_ask(args) -> dict:
 
 EMBEDDERS = ["hashing", "biencoder"]
 EMBEDDER_HELP = "the dense half of the hybrid retriever (default: the pipeline's)"
-DEMO_QUESTIONS = ["what's the past participle of choose?", "plural of mouse",
-                  "how do you conjugate tener in spanish"]
+DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse",
+                  "what does vivir mean in portuguese"]
 
 
 def cmd_demo(args) -> dict:

@@ -88,11 +88,11 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
 
     A near miss is a chunk word for a query word the chunk lacks: the shorter of the two has at
     least 3 letters, the other starts with all of it but its last letter (and at least its
-    first 3), and they differ in length by at most 4: a learner's "bringed" finds the KB's
-    "bring", "tomatos" finds "tomato", "cities" finds "city"; "rang" does not find "ring".
+    first 3), and they differ in length by at most 4: a learner's "binded" finds the KB's
+    "bind", "tomatos" finds "tomato", "leafs" finds "leaf"; "sang" does not find "sing".
     """
     q = set(tokenize(query)) - STOPWORDS
-    # subtle: in a fill-in ("the cat ___ (sit) on the mat") the word in brackets is the one
+    # subtle: in a fill-in ("the wolf ___ (howl) at the moon") the word in brackets is the one
     # to look up; the rest of the sentence is scenery, so it counts CUE_WEIGHT times over
     cue = set(cue_words(query))
     out = {w: weight(w) * (CUE_WEIGHT if w in cue else 1.0) for w in q & vocab}
@@ -113,7 +113,7 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
 
     Units are ranked by the weight of the query words they hold (query_weights); a table row
     that holds one also holds its table's header words (`header`: the header of a table the
-    text starts inside): "| ring | rang | rung |" says "past participle of ring" as much as
+    text starts inside): "| sing | sang | sung |" says "past participle of sing" as much as
     prose that names both does. Ties go to the shorter unit (a table row over a paragraph),
     then the earlier. The best one is always shown (a unit longer than `max_tokens` is cut to
     the token window that starts a little before its most informative query word); the next

@@ -46,7 +46,7 @@ CUE_WEIGHT = 3  # how many times a fill-in's cue counts: in a BM25 query and in 
 
 def cue_words(query: str) -> list[str]:
     """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
-    sentence is scenery. Example: cue_words("the cat ___ (sit) on the mat") -> ["sit"]"""
+    sentence is scenery. Example: cue_words("the wolf ___ (howl) at the moon") -> ["howl"]"""
     return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
 
 
@@ -62,8 +62,8 @@ def check_query(query: str) -> None:
 def lexical_query(query: str) -> str:
     """The query BM25 is asked: a fill-in's cue in brackets counts CUE_WEIGHT times (BM25
     adds a term's share once per occurrence in the query), as it does when a prompt window is
-    chosen: in "the cat ___ (sit) on the mat" the question is about "sit", not "cat" or "mat".
-    Example: lexical_query("he ___ (watch) tv") -> "he ___ (watch) tv watch watch"
+    chosen: "the wolf ___ (howl) at the moon" is about "howl", not "wolf" or "moon".
+    Example: lexical_query("a wolf ___ (howl)") -> "a wolf ___ (howl) howl howl"
     """
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 

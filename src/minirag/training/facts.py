@@ -4,7 +4,7 @@ What it is: the structured statements of the KB, each tied to the chunk that sta
 building reading-comprehension examples (reader_data.py). A table row gives one fact per
 column ("drink" -> Past simple -> "drank"); "work → working" is an arrow fact; "~~I have
 went~~ → I have gone" a correction (the KB strikes through every wrong form: LABELLING.md); a
-sentence that uses a verb form is a gap fact ("She had ___ (go) home." -> "gone"); any other
+sentence that uses a verb form is a gap fact ("The choir had ___ (sing)." -> "sung"); any other
 sentence can be a cloze (a word to fill in).
 Also the held-out verbs: a fixed list that reader training never sees (issue: the reader must
 read, not remember), and `scrub`, which removes every line that mentions them.
@@ -153,8 +153,8 @@ def mention_facts(verb_facts: list[Fact], chunks: list[Chunk]) -> list[Fact]:
 
 def gap_facts(chunk: Chunk, bases: dict[str, str]) -> list[Fact]:
     """Each prose sentence of 4-16 words that uses an inflected form of `bases` (form -> base
-    form), with that form as a gap and its base as the hint: "Don't phone him now; he'll have
-    gone to bed." -> "Don't phone him now; he'll have ___ (go) to bed." -> "gone". A line with
+    form), with that form as a gap and its base as the hint: "Come at six; the choir will have
+    sung by then." -> "Come at six; the choir will have ___ (sing) by then." -> "sung". A line with
     a struck-through wrong form is not used, nor a line with an arrow (it names forms, it does
     not use them)."""
     facts = []

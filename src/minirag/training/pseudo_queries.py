@@ -5,7 +5,7 @@ templates instead of a language model. Each fact of the KB (facts.py: a verb-tab
 table cell, an "a → b" arrow, a "~~wrong~~ → right" correction, a gapped sentence) is phrased
 as a learner's question by the reader's generator (`questions.question_for`), and the chunk
 that states the fact is its positive passage. ICT pairs teach that a sentence finds its chunk;
-these teach that "past of drink" finds the row "| drink | drank | drunk |".
+these teach that "past of sing" finds the row "| sing | sang | sung |".
 Every question passes the shared eval filter (eval_filter.py): one too close to a dev or test
 question is drawn again. What it leaves out: questions written by people or a model.
 """
@@ -46,7 +46,7 @@ def fact_queries(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
                  ) -> list[tuple[str, Chunk]]:
     """`n` (question, chunk that states its answer) pairs: a kind drawn by KIND_SHARE, a fact
     of that kind, one phrasing of it. Example: a verb fact (drink, Past simple, drank) ->
-    ("the past tense of drink?", the chunk of the row "| drink | drank | drunk |")."""
+    ("the past tense of sing?", the chunk of the row "| sing | sang | sung |")."""
     kinds = [k for k in KIND_SHARE if facts.get(k)]
     if not kinds or n < 1:
         return []

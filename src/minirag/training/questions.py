@@ -112,12 +112,12 @@ def _verb_question(f: Fact, rng: np.random.Generator, pick) -> str:
     rel, cues = f.relation, _cues(pick)
     forms = [first_alternative(c).lower() for c in split_cells(f.raw)] if f.raw else []
     roll = rng.random()
-    if len(forms) == 3 and roll < 0.15:  # "rang or rung after had"
+    if len(forms) == 3 and roll < 0.15:  # "sang or sung after had"
         a, b = (forms[1], forms[2]) if rng.random() < 0.5 else (forms[2], forms[1])
         return pick(EITHER[rel]).format(a=a, b=b, k=f.key, **cues)
-    if len(forms) == 3 and roll < 0.27:  # "can i say 'they had rang'"
+    if len(forms) == 3 and roll < 0.27:  # "can i say 'they had sang'"
         return pick(MISTAKES).format(x=_mistake(f.key, forms, rel, cues, rng))
-    if roll < 0.6:  # "the bell has ___ (ring)"
+    if roll < 0.6:  # "the choir has ___ (sing)"
         return pick(FILL_INS[rel]).format(k=f.key, **cues)
     return _named(f.key, NAMES[rel], pick)
 
