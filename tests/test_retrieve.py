@@ -45,6 +45,20 @@ def test_ranks_are_one_based_and_depth_cuts_each_list():
     assert rrf_fuse([["a", "b", "c"]], depth=2) == [("a", 1 / 61), ("b", 1 / 62)]
 
 
+def test_weights_scale_each_lists_share():
+    fused = rrf_fuse([["a", "b"], ["b", "c"]], weights=[3, 1])
+    # b: 3/62 + 1/61 = 0.0648 stays ahead of a: 3/61 = 0.0492; c: 1/62 = 0.0161 last
+    assert [cid for cid, _ in fused] == ["b", "a", "c"]
+    assert fused[1][1] == pytest.approx(3 / 61) and fused[0][1] == pytest.approx(3 / 62 + 1 / 61)
+    only_first = rrf_fuse([["a", "b"], ["c", "b"]], weights=[1, 0])  # the second list is muted
+    assert [cid for cid, _ in only_first][:2] == ["a", "b"]
+    assert rrf_fuse([["a"], ["b"]], weights=[1, 1]) == rrf_fuse([["a"], ["b"]])
+    with pytest.raises(ValueError, match="weights"):
+        rrf_fuse([["a"], ["b"]], weights=[1])
+    with pytest.raises(ValueError, match="weights"):
+        rrf_fuse([["a"], ["b"]], weights=[1, -1])
+
+
 def test_ties_break_by_id():
     # a is first in list 1, b first in list 2: equal scores, so id order decides
     assert [cid for cid, _ in rrf_fuse([["b", "a"], ["a", "b"]])] == ["a", "b"]

@@ -1,8 +1,10 @@
 """Dense, lexical and hybrid retrieval: Reciprocal Rank Fusion of a vector store and BM25.
 
 What it is: `rrf_fuse` (Cormack, Clarke & Buettcher, SIGIR 2009) and a `Retriever` that asks
-the FlatVectorStore and the BM25Index and fuses their rankings. What it leaves out: a
-re-ranker, weighted-score fusion (shown for contrast in theory/03 and lab 02).
+the FlatVectorStore and the BM25Index and fuses their rankings; with `weights`, each list's
+share is scaled by how much it is trusted (weighted RRF: a good dense list is not drowned by a
+confidently wrong BM25 list). What it leaves out: a re-ranker, and fusing raw scores (shown for
+contrast in theory/03 and lab 02).
 """
 
 from __future__ import annotations
@@ -20,22 +22,26 @@ MODES = ("dense", "bm25", "hybrid")
 MAX_QUERY_CHARS = 10_000  # a question, or a whole chunk pasted as one; not a book
 
 
-def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100
-             ) -> list[tuple[str, float]]:
-    """Fuse ranked id lists: RRF(c) = sum over lists r of 1 / (k_rrf + rank_r(c)).
+def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100,
+             weights: list[float] | None = None) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: RRF(c) = sum over lists r of w_r / (k_rrf + rank_r(c)).
 
     Ranks are 1-based; each list is cut at `depth`; an id absent from a list gets nothing from
-    it. Ties break by id, so the result does not depend on the order of the input lists.
+    it; every w_r is 1 unless `weights` says otherwise (one weight >= 0 per list). Ties break by
+    id, so the result does not depend on the order of the input lists.
 
     Example: rrf_fuse([["a", "b"], ["b", "c"]]) ->
         [("b", 1/62 + 1/61), ("a", 1/61), ("c", 1/62)]
     """
     if k_rrf < 0 or depth < 1:
         raise ValueError(f"k_rrf ({k_rrf}) must be >= 0 and depth ({depth}) >= 1")
-    shares: dict[str, list[float]] = {}  # id -> its 1 / (k_rrf + rank) from each list
-    for ranking in rankings:
+    weights = [1.0] * len(rankings) if weights is None else list(weights)
+    if len(weights) != len(rankings) or min(weights, default=0) < 0:
+        raise ValueError(f"weights {weights} must be one number >= 0 per ranking")
+    shares: dict[str, list[float]] = {}  # id -> its w / (k_rrf + rank) from each list
+    for ranking, w in zip(rankings, weights):
         for rank, cid in enumerate(ranking[:depth], start=1):
-            shares.setdefault(cid, []).append(1.0 / (k_rrf + rank))
+            shares.setdefault(cid, []).append(w / (k_rrf + rank))
     # subtle: fsum is exactly rounded, so the sum (and every tie) is the same in any list order
     scores = {cid: math.fsum(s) for cid, s in shares.items()}
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -72,11 +78,12 @@ class Retriever:
     """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
-                 k_rrf: int = 60, depth: int = 100):
+                 k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0)):
         self.store = store
         self.bm25 = bm25
         self.k_rrf = k_rrf  # RRF's constant: 60 in the paper
         self.depth = depth  # how deep each list is read before fusing
+        self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
@@ -96,7 +103,8 @@ class Retriever:
         if mode == "bm25":
             return self.bm25.search(lexical_query(query), k)
         by_id, lists = self._lists(query)
-        return [(by_id[cid], s) for cid, s in rrf_fuse(lists, self.k_rrf, self.depth)[:k]]
+        fused = rrf_fuse(lists, self.k_rrf, self.depth, list(self.weights))
+        return [(by_id[cid], s) for cid, s in fused[:k]]
 
     def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
         depth = min(self.depth, len(self.store)) or 1
@@ -109,9 +117,9 @@ class Retriever:
         """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share."""
         _, (dense, lexical) = self._lists(query)
         out = {}
-        for name, ranking in (("dense", dense), ("bm25", lexical)):
+        for name, ranking, w in (("dense", dense, self.weights[0]),
+                                 ("bm25", lexical, self.weights[1])):
             rank = ranking.index(chunk_id) + 1 if chunk_id in ranking else None
-            out[name] = {"rank": rank,
-                         "contribution": 1.0 / (self.k_rrf + rank) if rank else 0.0}
+            out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
         out["rrf"] = out["dense"]["contribution"] + out["bm25"]["contribution"]
         return out
