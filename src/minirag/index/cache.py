@@ -26,13 +26,14 @@ from minirag.store import FlatVectorStore
 
 # where cached indexes live; MINIRAG_CACHE_DIR moves them (the test suite points it at a tmp dir)
 CACHE_DIR = Path(os.environ.get("MINIRAG_CACHE_DIR", REPO_ROOT / ".cache")) / "index"
-EMBEDDERS = ("hashing", "biencoder")
+EMBEDDERS = ("hashing", "biencoder", "minilm")
 FORMAT_VERSION = 3  # bump when what gets indexed changes: old caches then rebuild
 
 
 @dataclass(frozen=True)
 class IndexConfig:
-    embedder: str = "hashing"  # "hashing" (the control) or "biencoder" (trained, data/models)
+    embedder: str = "hashing"  # "hashing" (the control), "biencoder" (trained, data/models)
+    # or "minilm" (the pretrained teacher, `make teacher`)
     target_tokens: int = 150  # chunk size in BPE tokens (DESIGN §3 chunk)
     overlap: int = 20  # tokens shared by consecutive chunks of a section
 
@@ -54,6 +55,9 @@ def make_embedder(name: str, texts: list[str]) -> Embedder:
     if name == "biencoder":
         from minirag.encoders.biencoder import load_biencoder
         return load_biencoder()
+    if name == "minilm":
+        from minirag.encoders.minilm import MiniLMEmbedder
+        return MiniLMEmbedder()
     raise ValueError(f"embedder {name!r} is not one of {', '.join(EMBEDDERS)}")
 
 
@@ -64,6 +68,9 @@ def cache_key(kb: Path, config: IndexConfig) -> str:
     if config.embedder == "biencoder":
         from minirag.encoders.biencoder import BIENCODER_PATH
         parts["biencoder"] = hashlib.sha256(BIENCODER_PATH.read_bytes()).hexdigest()
+    if config.embedder == "minilm":
+        from minirag.encoders.minilm import teacher_fingerprint
+        parts["minilm"] = teacher_fingerprint()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
