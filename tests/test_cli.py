@@ -2,6 +2,7 @@
 codes (0 ok, 1 user error with a one-line message, 2 usage error) and bad input."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -97,6 +98,19 @@ def test_eval_json_shape(small_kb, tmp_path):
     assert row["n"] == 1 and row["recall@1"] == 1.0 and row["mrr@10"] == 1.0
     assert {"recall@3", "recall@5", "recall@10", "ndcg@10", "p50_ms", "p95_ms"} <= set(row)
     assert (tmp_path / "plots" / "recall_at_k.png").stat().st_size > 1000
+    assert out["split"] == "custom" and "misses" in out  # one's own set: misses listed
+
+
+def test_eval_on_the_test_split_prints_aggregates_only(small_kb, tmp_path):
+    """The blind split: no per-question misses, no question ids, no tuning sweeps."""
+    args = ["eval", "--split", "test", "--kb", str(small_kb), "--plots", str(tmp_path)]
+    r = minirag(*args, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["split"] == "test" and out["retrieval"]
+    assert not {"misses", "lexical_gaps", "sweep", "fusion_sweep"} & set(out)
+    text = minirag(*args).stdout
+    assert text.startswith("Split: test") and not re.search(r"\bTU?-\d{3}\b", text)
 
 
 def test_eval_on_a_missing_set_is_a_user_error(tmp_path):

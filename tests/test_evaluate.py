@@ -2,6 +2,7 @@
 index."""
 
 from minirag.chunk import Chunk
+from minirag.eval.fusion import best_weight
 from minirag.eval.harness import aggregate, lexical_gaps
 from minirag.eval.reading import rows
 from minirag.eval.report import table
@@ -44,3 +45,12 @@ def test_a_printed_rate_is_rounded_once():
     scored = [(q, {"em": h, "abstained": False, "cite_ok": h, "in_prompt": 1.0}) for h in hits]
     reader_row = next(r for r in rows("retrieved", scored, answerable=True) if r["group"] == "verb")
     assert table([reader_row], ["exact_match"]).splitlines()[-1].strip() == "0.596"
+
+
+def test_best_weight_prefers_mrr_then_recall_then_the_smaller_weight():
+    rows = [{"dense_weight": 0.5, "recall@5": 0.70, "mrr@10": 0.63},
+            {"dense_weight": 1.0, "recall@5": 0.72, "mrr@10": 0.61},
+            {"dense_weight": 2.0, "recall@5": 0.71, "mrr@10": 0.63}]
+    assert best_weight(rows) == 2.0  # MRR ties at 0.63: the better recall wins
+    rows[2]["recall@5"] = 0.70
+    assert best_weight(rows) == 0.5  # a full tie: the smaller weight

@@ -4,9 +4,9 @@ What it is: run each configuration (dense hashing, BM25, hybrid, the bi-encoder 
 weights exist, the teacher's when it is installed) over one split's questions
 (data/eval/{dev,test}/retrieval.jsonl); Recall@{1,3,5,10}, MRR@10, nDCG@10 and query latency
 p50/p95, overall, for the verb set, and per question type and topic; PNG plots under
-results/. On dev it also lists each miss and sweeps chunk size and overlap (tuning happens
-there); on test it reports aggregate rows only, so the blind split stays blind. Metrics:
-minirag.eval.metrics (theory/04).
+results/. On dev it also lists each miss and sweeps chunk size and overlap and the dense
+weight of weighted RRF (tuning happens there: eval/fusion.py); on test it reports aggregate
+rows only, so the blind split stays blind. Metrics: minirag.eval.metrics (theory/04).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.encoders.minilm import TeacherMissing
+from minirag.eval.fusion import CHOSEN_ON_DEV, replace_weights, sweep_fusion
 from minirag.eval.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
 from minirag.files.artifacts import kb_sha256
 from minirag.files.kb import DEFAULT_EVAL, DEFAULT_KB, eval_set, load_questions
@@ -50,6 +51,8 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         if embedder == "hashing":
             configs["bm25"] = (r, "bm25")
         configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
+        weighted = replace_weights(r, (CHOSEN_ON_DEV[embedder], 1.0))
+        configs[f"wrrf({embedder}+bm25)"] = (weighted, "hybrid")
     return configs
 
 
@@ -190,7 +193,10 @@ def run(split: str = "test", kb: Path = DEFAULT_KB, sweep: bool = True,
               "env": environment(kb, len(questions))}
     if split != "test":
         report.update(misses=misses, lexical_gaps=sorted(gaps),
-                      sweep=sweep_chunking(questions, kb) if sweep else [])
+                      sweep=sweep_chunking(questions, kb) if sweep else [],
+                      fusion_sweep={name: sweep_fusion(r, questions, score_question)
+                                    for name, (r, mode) in configs.items()
+                                    if name.startswith("hybrid")} if sweep else {})
     if plots_dir is not None:
         from minirag.eval.plots import plot_report
         report["plots"] = [str(p) for p in plot_report(report, Path(plots_dir))]

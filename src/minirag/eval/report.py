@@ -56,6 +56,10 @@ def format_eval(report: dict) -> str:
         out.append(table(report["sweep"], ["target_tokens", "overlap", "chunks", "mean_tokens",
                                            "recall@1", "recall@5", "mrr@10"]))
         out.append("")
+    for name, rows in report.get("fusion_sweep", {}).items():
+        out.append(f"Weighted RRF on this split, {name}: the dense list's weight (BM25's is 1)")
+        out.append(table(rows, ["dense_weight", "recall@5", "mrr@10"]))
+        out.append("")
     n_gaps = len(report.get("lexical_gaps", []))
     for name, missed in report.get("misses", {}).items():
         if name.startswith("hybrid") and missed:
