@@ -1,5 +1,7 @@
 """Fakes shared by the isolation tests: one per concept (chunks, an embedder)."""
 
+from pathlib import Path
+
 import numpy as np
 
 from minirag.chunk import Chunk, chunk_id
@@ -17,6 +19,14 @@ def make_chunks(texts: list[str], doc: str = "doc.md", separate_docs: bool = Fal
 def make_chunk(text: str, doc: str = "d0.md", **metadata) -> Chunk:
     """One chunk at offset 0 of `doc`, section "S" unless `metadata` says otherwise."""
     return Chunk(chunk_id(doc, 0), text, doc, 0, {"section": "S", **metadata})
+
+
+def write_kb(root: Path, files: dict[str, str]) -> Path:
+    """A knowledge base of one's own: each {file name: markdown} written under `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
 
 
 class TableEmbedder:

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from fakes import write_kb
 
 from minirag.bm25 import BM25Index
 from minirag.files.kb import KBError
@@ -18,11 +19,7 @@ FILES = {
 
 @pytest.fixture
 def kb(tmp_path):
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in FILES.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+    return write_kb(tmp_path / "kb", FILES)
 
 
 def test_second_load_comes_from_the_cache_unchanged(kb, tmp_path):

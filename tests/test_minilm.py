@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from fakes import write_kb
 
 import minimodel.teacher
 from minirag.encoders.minilm import (
@@ -36,11 +37,7 @@ def embedder():
 
 @pytest.fixture
 def kb(tmp_path):
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in FILES.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+    return write_kb(tmp_path / "kb", FILES)
 
 
 @pytest.fixture
