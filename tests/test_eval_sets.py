@@ -103,3 +103,13 @@ def test_no_eval_question_occurs_verbatim_in_the_kb(split):
     leaked = [q["id"] for name in ("retrieval", "unanswerable")
               for q in SETS[split, name] if flat(q["question"]) in kb]
     assert leaked == []
+
+
+def test_the_audited_dev_labels_hold():
+    dev = {q["id"]: q for q in SETS["dev", "retrieval"]}
+    assert dev["A-035"]["answer"] == "will have finished"
+    # A-001 and B-050 ask the same thing in other words: the same gold sections
+    assert sorted(map(str, dev["A-001"]["gold"])) == sorted(map(str, dev["B-050"]["gold"]))
+    assert all(len(dev[i]["gold"]) >= 2 for i in ("A-006", "A-008", "A-017", "A-026", "A-029",
+                                                 "A-048", "A-050", "B-048", "B-052", "B-057",
+                                                 "C-027", "C-029"))
