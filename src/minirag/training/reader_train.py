@@ -39,7 +39,7 @@ class ReaderConfig:
     d_model: int = 64  # residual width
     n_head: int = 4  # attention heads
     lr: float = 3e-3  # peak learning rate
-    seed: int = 0  # seeds the data, the init and the batches
+    seed: int = 1  # seeds the data, the init and the batches (why 1, not 0: EXPERIMENTS.md)
     max_answer_tokens: int = 8  # longest span the reader may answer with
     n_columns: int = N_COLUMNS  # table-column ids; token types are these x in_question
 
