@@ -40,3 +40,39 @@ class TableEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.array([self.table[t] for t in texts], dtype=np.float32).reshape(-1, self.d)
+
+
+class FakeTeacher:
+    """A fake teacher with MiniLMEmbedder's surface (embed, config["fingerprint"], and a
+    WordPiece vocabulary at .encoder.tokenizer.vocab): a text's vector is the unit sum of its
+    words' vectors, each drawn from a generator seeded by a blake2b hash of the word, plus a
+    large shared direction for the words of one `topics` group (so "kitten" is like "cat").
+    `calls` counts the texts it has embedded (a cache test reads it)."""
+
+    name = "fake-teacher"
+
+    def __init__(self, topics: dict[str, int] | None = None, d: int = 16,
+                 words: tuple[str, ...] = ()):
+        from types import SimpleNamespace
+
+        self.d, self.topics, self.calls = d, topics or {}, 0
+        self.config = {"fingerprint": "fake-teacher"}
+        vocab = {w: i for i, w in enumerate(("[PAD]", "##s", *words))}
+        self.encoder = SimpleNamespace(tokenizer=SimpleNamespace(vocab=vocab))
+
+    def word(self, w: str) -> np.ndarray:  # [d]
+        import hashlib
+
+        seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+        v = np.random.default_rng(seed).standard_normal(self.d)
+        if w in self.topics:
+            v[self.topics[w] % self.d] += 20.0
+        return v
+
+    def embed(self, texts: list[str]) -> np.ndarray:  # [n, d] unit rows
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.d), dtype=np.float32)
+        for i, t in enumerate(texts):
+            v = sum((self.word(w) for w in t.lower().split()), np.zeros(self.d)) + 1e-3
+            out[i] = v / np.linalg.norm(v)
+        return out

@@ -163,16 +163,19 @@ class MiniBiEncoder:
                 mask[i, : len(row)] = 1.0
         return ids, mask  # [B, T], [B, T]
 
-    def set_idf(self, id_lists: list[list[int]]) -> None:
+    def set_idf(self, id_lists: list[list[int]], known: np.ndarray | None = None) -> None:
         """Pooling weight of token t = ln((1 + N) / (1 + df(t))) + 1 over N texts (smooth IDF),
         so "the" counts less than "went". Ids with no letter or digit stay at 0, and so do ids
         the texts never use: their vectors never learn anything, and averaging them in would
-        only shrink a query's mean toward 0."""
+        only shrink a query's mean toward 0. Unless `known` [V + K] bool marks them: ids whose
+        vectors mean something without the texts (a distilled start, training/distill.py)
+        keep the weight of df = 0, the rarest word's."""
         df = np.zeros(len(self.idf))  # [V + K] texts holding each id
         for ids in id_lists:
             df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
-        idf = np.log((1 + len(id_lists)) / (1 + df)) + 1  # [V]
-        self.idf = np.where((self.idf > 0) & (df > 0), idf, 0.0).astype(self.idf.dtype)
+        idf = np.log((1 + len(id_lists)) / (1 + df)) + 1  # [V + K]
+        used = df > 0 if known is None else (df > 0) | known  # [V + K]
+        self.idf = np.where((self.idf > 0) & used, idf, 0.0).astype(self.idf.dtype)
 
     # ---------------------------------------------------------------- forward / backward
     def forward(self, ids, mask):

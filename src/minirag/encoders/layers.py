@@ -1,6 +1,7 @@
 """The bi-encoder's three new layers, each a `forward -> (out, cache)` / `backward(dout, cache)`
-pair with its gradient written by hand: weighted masked mean pooling, L2 normalisation, and
-the InfoNCE loss with in-batch negatives (van den Oord et al., 2018; DPR's training loss).
+pair with its gradient written by hand: weighted masked mean pooling, L2 normalisation, the
+InfoNCE loss with in-batch negatives (van den Oord et al., 2018; DPR's training loss), and the
+distillation loss that matches a teacher's similarity matrix (training/distill.py).
 
 What it leaves out: the layers minimodel already has (embedding, linear, GELU). The math, with
 each gradient derived: theory/01-embeddings-and-biencoders.md. Finite-difference checks:
@@ -76,3 +77,23 @@ def info_nce_backward(cache):
     dq = dlogits @ p / tau  # [B, P] @ [P, D] -> [B, D]
     dp = dlogits.T @ q / tau  # [P, B] @ [B, D] -> [P, D]
     return dq, dp
+
+
+def sim_mse_forward(a, b, ta, tb):
+    """Similarity-structure distillation: the student's cosines a b^T should equal the
+    teacher's ta tb^T, whatever the two widths (128 here, 384 there).
+
+    loss = mean_ij (a_i . b_j - ta_i . tb_j)^2  over the [A, P] matrix
+    Example: a = b = ta = tb = I (2x2) -> 0; a = b = [[1, 0], [0, 1]], ta = tb = [[1], [1]]
+    -> the off-diagonal cosines are 0 where the teacher says 1: loss = 2 / 4 = 0.5
+    """
+    err = a @ b.T - ta @ tb.T  # [A, D] @ [D, P] - [A, Dt] @ [Dt, P] -> [A, P]
+    return float((err * err).mean()), (a, b, err)
+
+
+def sim_mse_backward(cache):
+    # d loss / d S = 2 err / (A P); S = a b^T gives da = dS b, db = dS^T a. If a and b are
+    # the same vectors (one forward pass), the caller adds da and db.
+    a, b, err = cache
+    dS = 2.0 * err / err.size  # [A, P]
+    return dS @ b, dS.T @ a  # [A, P] @ [P, D] -> [A, D], [P, A] @ [A, D] -> [P, D]

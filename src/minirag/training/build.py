@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
+
+from minirag.chunk import load_kb
+from minirag.encoders.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
+from minirag.encoders.minilm import teacher_installed
 from minirag.files.artifacts import (
     MANIFEST_PATH,
     TOKENIZER_PATH,
@@ -19,8 +26,10 @@ from minirag.files.artifacts import (
     read_manifest,
     write_manifest,
 )
-from minirag.files.kb import DEFAULT_KB, read_kb
+from minirag.files.kb import DEFAULT_KB, REPO_ROOT, read_kb
 from minirag.files.special_tokens import SPECIAL_TOKENS
+from minirag.training.encoder_train import TrainConfig, train
+from minirag.training.reader_train import build_reader
 from minitokenizer import BPETokenizer
 
 VOCAB_SIZE = 2048  # merges + 256 bytes + specials; the measurement is in theory/06
@@ -52,14 +61,52 @@ def build_tokenizer(kb: Path = DEFAULT_KB, vocab_size: int = VOCAB_SIZE,
                 sum(tok.token_count(s) for s in sents) / len(sents), 2)}
 
 
-def build_biencoder() -> dict:
-    from minirag.training.encoder_train import build_biencoder as build
-    return build()
+def plot_loss(hist: dict, path: Path) -> Path:
+    """The training loss and the held-out scores against step, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.5))
+    ax.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.8, label="InfoNCE loss (one batch)")
+    ax.set(xlabel="step", ylabel="loss", title="MiniBiEncoder training")
+    ax2 = ax.twinx()
+    for i, (key, label) in enumerate((("cut_mrr@10", "held-out MRR@10, cut"),
+                                      ("kw_mrr@10", "... keywords"), ("fact_mrr@10", "... facts"))):
+        ax2.plot(hist["eval_step"], [h.get(key, 0) for h in hist["held_out"]], "o-", ms=3,
+                 label=label, color=f"C{i + 1}")
+    ax2.set(ylabel="held-out MRR@10", ylim=(0, 1))
+    fig.legend(loc="upper center", fontsize=8, ncol=3)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)
 
 
-def build_reader() -> dict:
-    from minirag.training.reader_train import build_reader as build
-    return build()
+def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
+                    arch: BiEncoderConfig | None = None, cfg: TrainConfig | None = None,
+                    log=lambda s: print(s, file=sys.stderr, flush=True)) -> dict:
+    """Train the bi-encoder on the KB, save it, plot its loss, and return its MANIFEST entry.
+    Progress lines (loss, pairs/s, held-out scores) go to `log`: stderr by default."""
+    arch, cfg, tok = arch or BiEncoderConfig(), cfg or TrainConfig(), load_tokenizer()
+    if cfg.init == "teacher" and not teacher_installed():
+        log(f"the teacher (all-MiniLM-L6-v2) is not installed (`make teacher`): the distilled "
+            f"bi-encoder cannot be rebuilt; keeping {out} as shipped")
+        return read_manifest(MANIFEST_PATH).get("biencoder", {})
+    model = MiniBiEncoder(replace(arch, vocab_size=len(tok)), tok,
+                          np.random.default_rng(cfg.seed))
+    hist = train(model, load_kb(kb, tokenizer=tok), cfg, log)
+    model.save(out)
+    png = plot_loss(hist, REPO_ROOT / "results" / "biencoder_loss.png")
+    log(f"saved {out} (loss curve: {png})")
+    return {"file": Path(out).name, "sha256": hashlib.sha256(Path(out).read_bytes()).hexdigest(),
+            "kb_sha256": kb_sha256(kb), "config": model.config, "train": asdict(cfg),
+            "train_seconds": hist["seconds"], "pairs": hist["pairs"],
+            "pairs_per_s": hist["pairs_per_s"], "best_step": hist["best_step"],
+            "final_loss": round(float(np.mean(hist["loss"][-25:])), 4),
+            "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])]}
 
 
 # in dependency order: the encoder and the reader both use the tokenizer

@@ -1,32 +1,35 @@
-"""Training the MiniBiEncoder on pairs made from the knowledge base itself, and its builder.
+"""Training the MiniBiEncoder on pairs made from the knowledge base itself.
 
 What it is: the pairs of encoder_pairs.py (KB sentences, headings and questions about KB
 facts -> their chunks) with word dropout, BM25-mined hard negatives and same-section false
 negatives masked out of each batch. The tower starts as LSA (a truncated SVD of the chunk x
-token matrix: Deerwester et al., 1990) and is fine-tuned with InfoNCE + AdamW; early stopping
-watches held-out KB sentences and questions about held-out facts.
-The eval questions are never read here: the MANIFEST records the held-out KB scores, and
-`minirag eval` measures the shipped model on the eval sets. What it leaves out: distillation
-from a cross-encoder. Measurements of each choice: theory/01 and lab 01.
+token matrix: Deerwester et al., 1990; encoder_init.py), or from the teacher's vocabulary
+(`init="teacher"`), and is fine-tuned with InfoNCE + AdamW, optionally plus a distillation loss
+towards the teacher's similarities (distill.py); early stopping watches held-out KB sentences
+and questions about held-out facts. The eval questions are never read here: the MANIFEST
+records the held-out KB scores, and `minirag eval` measures the shipped model on the eval sets.
+`make models`' builder is build.py. Measurements of each choice: theory/01 and EXPERIMENTS.md.
 """
 
 from __future__ import annotations
 
-import hashlib
-import sys
 import time
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from minimodel.optim import AdamW, clip_grad_norm, cosine_lr
 from minirag.bm25 import tokenize
-from minirag.chunk import Chunk, load_kb, search_text
-from minirag.encoders.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
-from minirag.encoders.layers import info_nce_backward, info_nce_forward
-from minirag.files.artifacts import kb_sha256, load_tokenizer
-from minirag.files.kb import DEFAULT_KB, REPO_ROOT
+from minirag.chunk import Chunk, search_text
+from minirag.encoders.biencoder import MiniBiEncoder
+from minirag.encoders.layers import (
+    info_nce_backward,
+    info_nce_forward,
+    sim_mse_backward,
+    sim_mse_forward,
+)
+from minirag.training.distill import TeacherData, prepare
+from minirag.training.encoder_init import lsa_init
 from minirag.training.encoder_pairs import Pair, hard_negatives, training_pairs
 
 
@@ -45,38 +48,16 @@ class TrainConfig:
     passage_dropout: float = 0.15  # probability of hiding each passage token
     keep_sentence: float = 0.5  # ICT: fraction of passages that keep the query sentence
     fact_share: float = 0.3  # share of the training pairs that are questions about KB facts
-    init: str = "lsa"  # "lsa": the tower starts as LSA; "random": random token vectors
+    init: str = "lsa"  # "teacher": a token table distilled from MiniLM (training/distill.py);
+    # "lsa": the tower starts as LSA; "random": random token vectors
+    distill: float = 0.0  # weight of the loss matching the teacher's cosines (init "teacher")
+    anchor: float = 0.0  # L2 pull of the token table towards its distilled start
+    teacher_negatives: int = 0  # extra teacher-mined negative chunks per step (init "teacher")
+    lsa_dims: int = 0  # init "teacher": the first lsa_dims token coordinates start as LSA's
     holdout: float = 0.05  # fraction of sentences and fact keys never trained on: early stopping
     eval_every: int = 50  # steps between held-out evaluations
     early_stopping: bool = True  # end with the weights of the best held-out score
     seed: int = 0  # seeds the one np.random.Generator every random choice draws from
-
-
-def lsa_init(model: MiniBiEncoder, id_lists: list[list[int]]) -> None:
-    """Start the whole tower as LSA: token vectors are the top right singular vectors of the
-    chunk x token matrix, and the MLP passes the first D coordinates through unchanged.
-
-    X[i, t] = log(1 + tf) idf(t) for chunk i, rows L2-normalised; X = U S V^T; token vectors =
-    the first C columns of V, so a text's pooled vector is its LSA projection (up to length).
-    The MLP is exactly the identity on D of them because gelu(x) - gelu(-x) = x:
-    W1 = [I, -I] (C x 2C) and W2 = [[I_D], [-I_D]] (2C x D), zero biases.
-    """
-    C, D, H = model.cfg.d_embed, model.cfg.d, model.cfg.d_hidden
-    if H < 2 * C or D > C:
-        raise ValueError(f"lsa init needs d_hidden ({H}) >= 2 * d_embed ({C}) >= 2 * d ({D})")
-    X = np.zeros((len(id_lists), len(model.idf)))  # [N, V + K]
-    for i, ids in enumerate(id_lists):
-        np.add.at(X[i], ids, 1.0)  # term counts
-    X = np.log1p(X) * model.idf  # [N, V + K] sublinear tf * idf, as the pooling weighs them
-    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
-    vt = np.linalg.svd(X, full_matrices=False)[2]  # [min(N, V + K), V + K]
-    emb = vt[:C].T  # [V + K, C]; an id no chunk uses gets the zero vector
-    pooled = (X @ emb) / np.maximum(X.sum(axis=1, keepdims=True), 1e-12)  # [N, C]
-    p = model.params
-    p["tok_emb"][...] = emb / pooled.std()  # pooled vectors of unit scale for the GELU
-    p["w1"][...], p["w2"][...], p["b1"][...], p["b2"][...] = 0.0, 0.0, 0.0, 0.0
-    p["w1"][:, :C], p["w1"][:, C:2 * C] = np.eye(C), -np.eye(C)  # [C, H]
-    p["w2"][:D], p["w2"][C:C + D] = np.eye(D), -np.eye(D)  # [H, D]
 
 
 # --------------------------------------------------------------------------- held-out scores
@@ -136,7 +117,7 @@ class PairData:
     """Token ids of every pair's query and passages, and of every chunk, computed once."""
 
     def __init__(self, model: MiniBiEncoder, pairs: list[Pair], chunks: list[Chunk],
-                 section: np.ndarray):
+                 section: np.ndarray, teacher: TeacherData | None = None):
         self.q = [model.token_ids(p.query) for p in pairs]
         self.cut = [model.token_ids(p.cut) for p in pairs]
         self.full = [model.token_ids(p.full) for p in pairs]
@@ -144,6 +125,7 @@ class PairData:
         self.pair_chunk = np.array([p.chunk for p in pairs])  # [n_pairs]
         self.negatives = hard_negatives(pairs, chunks)  # [n_pairs][<= 3] chunk indices
         self.section = section  # [N] section number of each chunk
+        self.teacher = teacher  # the teacher's targets and negatives (init "teacher"), or None
 
 
 def train_step(model: MiniBiEncoder, data: PairData, idx: np.ndarray, cfg: TrainConfig,
@@ -155,8 +137,11 @@ def train_step(model: MiniBiEncoder, data: PairData, idx: np.ndarray, cfg: Train
     q_m = np.where(alive[:, None], kept, q_m)
     # one BM25 negative from some pairs of the batch, unless it is a positive of the batch
     picks = rng.choice(idx, size=min(cfg.hard_negatives, len(idx)), replace=False)
-    neg = sorted({data.negatives[i][0] for i in picks if data.negatives[i]}
-                 - set(data.pair_chunk[idx].tolist()))
+    neg = {data.negatives[i][0] for i in picks if data.negatives[i]}
+    if data.teacher is not None and cfg.teacher_negatives:  # and the teacher's best wrong ones
+        more = rng.choice(idx, size=min(cfg.teacher_negatives, len(idx)), replace=False)
+        neg |= {data.teacher.negatives[i][0] for i in more}
+    neg = sorted(neg - set(data.pair_chunk[idx].tolist()))
     keep = rng.random(len(idx)) < cfg.keep_sentence  # [B] passages that keep the query
     p_ids, p_m = model.batch([data.full[i] if k else data.cut[i] for i, k in zip(idx, keep)]
                              + [data.chunk_ids[n] for n in neg])  # [P, Tp], P = B + negatives
@@ -169,8 +154,17 @@ def train_step(model: MiniBiEncoder, data: PairData, idx: np.ndarray, cfg: Train
     p, p_cache = model.forward(p_ids, p_m)  # [P, D]
     loss, cache = info_nce_forward(q, p, cfg.tau, banned)
     dq, dp = info_nce_backward(cache)  # [B, D], [P, D]
+    if data.teacher is not None and cfg.distill:  # the student's cosines -> the teacher's
+        t = data.teacher
+        tp = t.chunk_t[np.concatenate([data.pair_chunk[idx], np.asarray(neg, dtype=np.int64)])]
+        dist, d_cache = sim_mse_forward(q, p, t.query_t[idx], tp)  # [B, P] vs [B, P]
+        dq_t, dp_t = sim_mse_backward(d_cache)  # [B, D], [P, D]
+        loss, dq, dp = loss + cfg.distill * dist, dq + cfg.distill * dq_t, dp + cfg.distill * dp_t
     gq, gp = model.backward(dq, q_cache), model.backward(dp, p_cache)
-    return loss, {k: gq[k] + gp[k] for k in gq}  # one tower used twice: the gradients add
+    grads = {k: gq[k] + gp[k] for k in gq}  # one tower used twice: the gradients add
+    if data.teacher is not None and cfg.anchor:  # d/dE of anchor/2 ||E - start||^2
+        grads["tok_emb"] += cfg.anchor * (model.params["tok_emb"] - data.teacher.start)
+    return loss, grads
 
 
 def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = None,
@@ -183,13 +177,19 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
     pairs, held, held_facts = training_pairs(chunks, cfg)
     if not pairs:
         raise ValueError("no training pairs: the chunks hold no sentence of 4+ words")
-    model.set_idf([model.token_ids(search_text(c)) for c in chunks])
+    if cfg.init not in ("teacher", "lsa", "random"):
+        raise ValueError(f"init must be 'teacher', 'lsa' or 'random', got {cfg.init!r}")
+    dev = HeldOut(held, chunks, np.random.default_rng([cfg.seed, 1]), held_facts)
+    teacher = None
+    if cfg.init == "teacher":  # sets the IDF and the distilled start (TeacherMissing if absent)
+        teacher = prepare(model, chunks, [p.query for p in pairs],
+                          np.array([p.chunk for p in pairs]), dev.section,
+                          lsa_dims=cfg.lsa_dims)
+    else:
+        model.set_idf([model.token_ids(search_text(c)) for c in chunks])
     if cfg.init == "lsa":
         lsa_init(model, [model.token_ids(search_text(c)) for c in chunks])
-    elif cfg.init != "random":
-        raise ValueError(f"init must be 'lsa' or 'random', got {cfg.init!r}")
-    dev = HeldOut(held, chunks, np.random.default_rng([cfg.seed, 1]), held_facts)
-    data = PairData(model, pairs, chunks, dev.section)
+    data = PairData(model, pairs, chunks, dev.section, teacher)
     opt = AdamW(model.params, lr=cfg.lr, weight_decay=cfg.weight_decay,
                 no_decay={"tok_emb", "tok_logw", "b1", "b2"})
     hist = {"step": [], "loss": [], "eval_step": [], "held_out": [], "pairs": len(pairs),
@@ -226,54 +226,8 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
         for k, v in best_params.items():
             model.params[k][...] = v
     scores = [h["score"] for h in hist["held_out"]]
-    hist.update(seconds=round(time.perf_counter() - t0, 2), pairs_per_s=round(seen / busy, 1),
+    hist.update(seconds=round(time.perf_counter() - t0, 2),
+                pairs_per_s=round(seen / max(busy, 1e-9), 1),
                 best_step=hist["eval_step"][int(np.argmax(scores))] if stopped else cfg.steps,
                 config=asdict(cfg))
     return hist
-
-
-def plot_loss(hist: dict, path: Path) -> Path:
-    """The training loss and the held-out scores against step, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 3.5))
-    ax.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.8, label="InfoNCE loss (one batch)")
-    ax.set(xlabel="step", ylabel="loss", title="MiniBiEncoder training")
-    ax2 = ax.twinx()
-    for i, (key, label) in enumerate((("cut_mrr@10", "held-out MRR@10, cut"),
-                                      ("kw_mrr@10", "... keywords"), ("fact_mrr@10", "... facts"))):
-        ax2.plot(hist["eval_step"], [h.get(key, 0) for h in hist["held_out"]], "o-", ms=3,
-                 label=label, color=f"C{i + 1}")
-    ax2.set(ylabel="held-out MRR@10", ylim=(0, 1))
-    fig.legend(loc="upper center", fontsize=8, ncol=3)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Path(path)
-
-
-# ------------------------------------------------------------------------------- `make models`
-
-
-def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
-                    arch: BiEncoderConfig | None = None, cfg: TrainConfig | None = None,
-                    log=lambda s: print(s, file=sys.stderr, flush=True)) -> dict:
-    """Train the bi-encoder on the KB, save it, plot its loss, and return its MANIFEST entry.
-    Progress lines (loss, pairs/s, held-out scores) go to `log`: stderr by default."""
-    arch, cfg, tok = arch or BiEncoderConfig(), cfg or TrainConfig(), load_tokenizer()
-    model = MiniBiEncoder(replace(arch, vocab_size=len(tok)), tok,
-                          np.random.default_rng(cfg.seed))
-    hist = train(model, load_kb(kb, tokenizer=tok), cfg, log)
-    model.save(out)
-    png = plot_loss(hist, REPO_ROOT / "results" / "biencoder_loss.png")
-    log(f"saved {out} (loss curve: {png})")
-    return {"file": Path(out).name, "sha256": hashlib.sha256(Path(out).read_bytes()).hexdigest(),
-            "kb_sha256": kb_sha256(kb), "config": model.config, "train": asdict(cfg),
-            "train_seconds": hist["seconds"], "pairs": hist["pairs"],
-            "pairs_per_s": hist["pairs_per_s"], "best_step": hist["best_step"],
-            "final_loss": round(float(np.mean(hist["loss"][-25:])), 4),
-            "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])]}
