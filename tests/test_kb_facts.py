@@ -143,3 +143,24 @@ def test_a_corrected_statement_stays_corrected(doc_id, must, must_not):
 def test_the_aba_note_calls_beat_an_adjective():
     text = flat(section("irregular-verbs-aba.md", "Past same as the base: beat, beat, beaten"))
     assert "adjective" in text and "i'm beat" in text
+
+
+CAUSATIVE = re.compile(r"\b(?:have|has|had|having|get|gets|got|getting) "
+                       r"(?:my|your|his|her|its|our|their|the|that|this) \w+ (\w+)\b")
+
+
+@pytest.mark.parametrize("heading", ["Form: have + object + past participle",
+                                     "Have something done in different tenses",
+                                     "Get something done",
+                                     "Things that happen to you: have something stolen"])
+def test_have_something_done_takes_a_past_participle(heading):
+    """Every "have/get + the object + verb" of these sections uses the participle (lemminflect
+    says so), struck-through wrong forms aside."""
+    lemminflect = pytest.importorskip("lemminflect")
+    text = re.sub(r"~~[^~]*~~", " ", section("causative-have-and-get.md", heading))
+    forms = CAUSATIVE.findall(flat(text))
+    assert forms, heading
+    not_participles = [w for w in forms if not any(
+        w in lemminflect.getInflection(lemma, "VBN")
+        for lemma in lemminflect.getLemma(w, upos="VERB"))]
+    assert not_participles == []
