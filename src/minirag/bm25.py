@@ -22,12 +22,19 @@ from pathlib import Path
 import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
-from minirag.files.persist import sha256_file, write_dir_atomic
+from minirag.files.persist import (
+    check_sha256,
+    load_npy,
+    read_manifest,
+    sha256_file,
+    write_dir_atomic,
+)
 from minirag.topk import check_k, top_k
 
 FORMAT = "minirag.BM25Index"
 VERSION = 1
 IDFS = ("lucene", "okapi")
+ARRAYS = ("indptr", "doc", "tf", "doc_len")  # the postings arrays a saved index holds, as .npy
 _WORD = re.compile(r"\w+(?:'\w+)*")  # a run of \w (letters, digits, _), "don't" kept whole
 
 
@@ -237,7 +244,7 @@ class BM25Index:
 
     def save(self, path) -> None:
         """Write the index to directory `path` atomically: arrays as .npy, the rest as JSON."""
-        arrays = {"indptr": self.indptr, "doc": self.doc, "tf": self.tf, "doc_len": self.doc_len}
+        arrays = {n: getattr(self, n) for n in ARRAYS}
 
         def write(tmp: Path) -> None:
             for name, a in arrays.items():
@@ -258,29 +265,17 @@ class BM25Index:
         """Read an index saved by `save`; every mismatch raises BM25Error naming the file."""
         path = Path(path)
         mpath = path / "manifest.json"
-        try:
-            m = json.loads(mpath.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise BM25Error(f"{mpath}: cannot read ({e})") from None
-        want = {"format": FORMAT, "version": VERSION}
-        for key in ("format", "version", "k1", "b", "idf", "epsilon", "count", "sha256"):
-            v = m.get(key) if isinstance(m, dict) else None
-            if v is None or (key in want and v != want[key]) or (key == "sha256") != (
-                    type(v) is dict) or (key == "count" and (type(v) is not int or v < 0)):
-                raise BM25Error(f"{mpath}: bad or missing {key!r}: {v!r}")
+        m = read_manifest(mpath, {"format": FORMAT, "version": VERSION}, BM25Error)
+        if not isinstance(m.get("sha256"), dict):
+            raise BM25Error(f"{mpath}: bad or missing 'sha256': {m.get('sha256')!r}")
         try:
             index = cls(k1=m["k1"], b=m["b"], idf=m["idf"], epsilon=m["epsilon"])
-        except (TypeError, ValueError) as e:
-            raise BM25Error(f"{mpath}: bad parameters ({e})") from None
-        count, sums = m["count"], m["sha256"]
-        for name in ("indptr.npy", "doc.npy", "tf.npy", "doc_len.npy", "vocab.json",
-                     "chunks.jsonl"):
-            f = path / name
-            if not f.is_file() or sha256_file(f) != sums.get(name):
-                raise BM25Error(f"{f}: missing or sha256 differs from {mpath}")
+        except (KeyError, TypeError, ValueError) as e:
+            raise BM25Error(f"{mpath}: bad or missing parameters ({e})") from None
+        count, files = m["count"], [f"{n}.npy" for n in ARRAYS] + ["vocab.json", "chunks.jsonl"]
+        check_sha256(path, {f: m["sha256"].get(f) for f in files}, mpath, BM25Error)
+        a = {n: load_npy(path / f"{n}.npy", BM25Error) for n in ARRAYS}
         try:
-            a = {n: np.load(path / f"{n}.npy", allow_pickle=False)
-                 for n in ("indptr", "doc", "tf", "doc_len")}
             vocab = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise BM25Error(f"{path}: unreadable index file ({e})") from None

@@ -25,7 +25,14 @@ import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.files.persist import StoreError, sha256_file, write_dir_atomic
+from minirag.files.persist import (
+    StoreError,
+    check_sha256,
+    load_npy,
+    read_manifest,
+    sha256_file,
+    write_dir_atomic,
+)
 from minirag.topk import check_k, top_k_rows
 
 FORMAT = "minirag.FlatVectorStore"
@@ -137,7 +144,9 @@ class FlatVectorStore:
         mpath = path / "manifest.json"
         m = read_manifest_json(mpath, FORMAT, VERSION, embedder)
         count = m["count"]
-        vectors = _load_npy(path / "vectors.npy", m.get("vectors_sha256"), mpath)
+        check_sha256(path, {"vectors.npy": m.get("vectors_sha256"),
+                            "chunks.jsonl": m.get("chunks_sha256")}, mpath)
+        vectors = load_npy(path / "vectors.npy")
         d = int(embedder.d)
         if vectors.dtype != np.float32 or vectors.shape != (count, d):
             raise StoreError(f"{path / 'vectors.npy'}: {vectors.dtype} {vectors.shape}, "
@@ -147,8 +156,6 @@ class FlatVectorStore:
                 np.all((np.abs(norms - 1) < 1e-3) | (norms == 0))):
             raise StoreError(f"{path / 'vectors.npy'}: rows are not unit-norm (or zero)")
         cpath = path / "chunks.jsonl"
-        if not cpath.is_file() or sha256_file(cpath) != m.get("chunks_sha256"):
-            raise StoreError(f"{cpath}: missing or sha256 differs from {mpath}")
         store = cls(embedder)
         store._chunks = read_chunks(cpath, count)
         store._ids = {c.id for c in store._chunks}
@@ -170,23 +177,10 @@ def embedder_config(embedder: Embedder) -> dict[str, Any]:
 
 def read_manifest_json(mpath: Path, fmt: str, version: int, embedder: Embedder) -> dict:
     """A saved store's manifest.json, checked against what this code and `embedder` expect:
-    format, version, dimension, embedder name and config, and a count >= 0. Any mismatch,
-    or a file that is not a JSON object, is a StoreError naming the file."""
-    try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{mpath}: cannot read ({e})") from None
-    if not isinstance(m, dict):
-        raise StoreError(f"{mpath}: not a JSON object")
-    expect = {"format": fmt, "version": version, "d": int(embedder.d),
-              "embedder": {"name": embedder.name, "config": embedder_config(embedder)}}
-    for key, want in expect.items():
-        if m.get(key) != want:
-            raise StoreError(f"{mpath}: {key} is {m.get(key)!r}, expected {want!r}")
-    count = m.get("count")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise StoreError(f"{mpath}: count is {count!r}, expected an integer >= 0")
-    return m
+    format, version, dimension, embedder name and config, and a count >= 0."""
+    return read_manifest(mpath, {"format": fmt, "version": version, "d": int(embedder.d),
+                                 "embedder": {"name": embedder.name,
+                                              "config": embedder_config(embedder)}})
 
 
 def check_new_chunks(chunks: list[Chunk], vectors, d: int, known: set[str]) -> list[str]:
@@ -214,13 +208,3 @@ def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
     norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
     np.divide(X, norms, out=X, where=norms > 0)
     return X
-
-
-def _load_npy(path: Path, sha: Any, mpath: Path) -> np.ndarray:
-    """np.load without pickle, after checking the file's sha256 against the manifest."""
-    if not path.is_file() or sha256_file(path) != sha:
-        raise StoreError(f"{path}: missing or sha256 differs from {mpath}")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{path}: not a plain .npy array ({e})") from None

@@ -9,10 +9,13 @@ which is never used: a tampered file must fail a check, not run code.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 
 class StoreError(ValueError):
@@ -52,3 +55,38 @@ def write_dir_atomic(path: Path, write) -> None:
             os.replace(tmp, path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_manifest(mpath: Path, expect: dict, error: type[ValueError] = StoreError) -> dict:
+    """A saved index's manifest.json: a JSON object whose keys in `expect` equal their values
+    and whose "count" is an integer >= 0. Anything else raises `error` naming the file."""
+    try:
+        m = json.loads(Path(mpath).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise error(f"{mpath}: cannot read ({e})") from None
+    if not isinstance(m, dict):
+        raise error(f"{mpath}: not a JSON object")
+    for key, want in expect.items():
+        if m.get(key) != want:
+            raise error(f"{mpath}: {key} is {m.get(key)!r}, expected {want!r}")
+    count = m.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise error(f"{mpath}: count is {count!r}, expected an integer >= 0")
+    return m
+
+
+def check_sha256(path: Path, sums: dict, mpath: Path, error: type[ValueError] = StoreError
+                 ) -> None:
+    """Every file named in `sums` (file name -> hex sha256) exists in `path` and matches."""
+    for name, want in sums.items():
+        f = Path(path) / name
+        if not f.is_file() or sha256_file(f) != want:
+            raise error(f"{f}: missing or sha256 differs from {mpath}")
+
+
+def load_npy(path: Path, error: type[ValueError] = StoreError) -> np.ndarray:
+    """np.load without pickle; an unreadable file raises `error` naming it."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise error(f"{path}: not a plain .npy array ({e})") from None

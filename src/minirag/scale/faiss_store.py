@@ -26,7 +26,7 @@ import numpy as np
 
 from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.embed import Embedder
-from minirag.files.persist import StoreError, sha256_file, write_dir_atomic
+from minirag.files.persist import StoreError, check_sha256, sha256_file, write_dir_atomic
 from minirag.store import (
     FlatVectorStore,
     check_k,
@@ -167,9 +167,8 @@ class FaissVectorStore(FlatVectorStore):
             raise StoreError(f"{mpath}: {e}") from None
         count = m["count"]
         ipath, cpath = path / "index.faiss", path / "chunks.jsonl"
-        for p, key in ((ipath, "index_sha256"), (cpath, "chunks_sha256")):
-            if not p.is_file() or sha256_file(p) != m.get(key):
-                raise StoreError(f"{p}: missing or sha256 differs from {mpath}")
+        check_sha256(path, {"index.faiss": m.get("index_sha256"),
+                            "chunks.jsonl": m.get("chunks_sha256")}, mpath)
         try:
             index = faiss.read_index(str(ipath))
         except RuntimeError as e:
