@@ -4,8 +4,8 @@ What it is: BPE token vectors (plus one hashed vector per multi-token word) -> I
 masked mean pooling -> two-layer GELU MLP -> L2 norm, so cosine similarity is a dot product
 (the bi-encoder of Karpukhin et al., "Dense Passage Retrieval", 2020, with one shared tower).
 Each layer is a `forward -> (out, cache)` / `backward(dout, cache)` pair; embedding, linear
-and GELU are minimodel's, the new ones (weighted pooling, L2 norm, InfoNCE) biencoder_layers.py's.
-Training: biencoder_train.py. The math: theory/01-embeddings-and-biencoders.md.
+and GELU are minimodel's, the new ones (weighted pooling, L2 norm, InfoNCE) layers.py's.
+Training: training/encoder_train.py. The math: theory/01-embeddings-and-biencoders.md.
 What it leaves out: attention (word order is ignored: a bag of tokens), two towers, a learned
 temperature. Truncation: a text is read up to its first `max_tokens` ids and the rest is
 ignored, explicitly (a 1 MB query costs as much as a long chunk).

@@ -144,7 +144,7 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
 
 
 def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[dict]:
-    """The reader's rows (evaluate_reader.py) if a trained reader is shipped, else []: the
+    """The reader's rows (eval/reading.py) if a trained reader is shipped, else []: the
     retrieved rows once per hybrid configuration, the pipeline's first."""
     from minirag.pipeline import DEFAULT_EMBEDDER
     from minirag.reader import READER_PATH, Reader

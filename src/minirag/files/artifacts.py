@@ -1,8 +1,8 @@
 """The shipped artifacts in data/models/: where they are, how they are fingerprinted, loading.
 
 What it is: paths, the KB fingerprint the MANIFEST records, and the loader of the project
-tokenizer that every stage shares. What it leaves out: training (minirag/models.py builds the
-artifacts). Follows DESIGN §5.
+tokenizer that every stage shares. What it leaves out: training (minirag/training/build.py
+builds the artifacts). Follows DESIGN §5.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ et al., ACL 2019: a sentence is the query, its chunk without that sentence the p
 section heading -> chunk, and template questions about the KB's facts -> the chunk that states
 them (pseudo_queries.py); a held-out share of each, chosen by hash, for early stopping; and
 BM25-mined hard negatives from other sections. What it leaves out: queries written by a
-language model. biencoder_train.py trains on them; theory/01 measures each kind.
+language model. encoder_train.py trains on them; theory/01 measures each kind.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def normalise_question(q: str) -> str:
     return " ".join(q.lower().split()).rstrip(" ?")
 
 
-# The faithfulness probes' phrasings (evaluate_reader): never a training question, whatever the
+# The faithfulness probes' phrasings (eval/reading.py): never a training question, whatever the
 # verb, real or invented (`is_probe`; `reader.training_data` checks after `contracted`).
 EVAL_PHRASINGS = {
     "Past simple": ["what's the simple past form of the verb {k}?", "{k} — which form for "
