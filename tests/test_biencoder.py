@@ -15,7 +15,7 @@ import pytest
 from gradcheck import numeric_grad
 
 from minirag.chunk import chunk_text, search_text
-from minirag.encoders.biencoder import BiEncoderConfig, BiEncoderError, MiniBiEncoder, normalise
+from minirag.encoders.biencoder import BiEncoderConfig, BiEncoderError, MiniBiEncoder
 from minirag.encoders.layers import (
     info_nce_backward,
     info_nce_forward,
@@ -24,6 +24,7 @@ from minirag.encoders.layers import (
     pool_backward,
     pool_forward,
 )
+from minirag.encoders.words import normalise
 from minirag.training.encoder_pairs import make_pairs, sentences, training_pairs
 from minirag.training.encoder_train import HeldOut, TrainConfig, lsa_init, train
 from minitokenizer import BPETokenizer

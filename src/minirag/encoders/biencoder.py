@@ -16,7 +16,6 @@ vector width, H MLP width, D output width, P candidate passages in a contrastive
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from minimodel.layers import (
     linear_forward,
 )
 from minirag.encoders.layers import l2norm_backward, l2norm_forward, pool_backward, pool_forward
+from minirag.encoders.words import normalise, word_bucket
 from minirag.files.artifacts import (
     MODELS_DIR,
     ArtifactError,
@@ -42,7 +42,6 @@ from minirag.files.artifacts import (
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
 FORMAT = "minirag.biencoder"  # the format name in its checkpoint header (minimodel.checkpoint)
-_NON_WORD = re.compile(r"(?:[^\w']|_)+")  # what normalise() turns into a single space
 PARAMS = ("tok_emb", "tok_logw", "w1", "b1", "w2", "b2")  # trained; "idf" is fixed
 
 
@@ -61,23 +60,7 @@ class BiEncoderConfig:
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
 
 
-def normalise(text: str) -> str:
-    """Lowercase, keep words only, one leading space: every word gets its " word" token.
-
-    BPE gives "swim" at the start of a text and " swim" after a space two different ids; with
-    punctuation gone and a space before every word, one word has one spelling in token ids.
-    Example: normalise("Swim (SWAM), swum! ___") -> " swim swam swum"
-    """
-    return " " + " ".join(_NON_WORD.sub(" ", text.lower().replace("\u2019", "'")).split())
-
-
 # -------------------------------------------------------------------------------- the model
-
-
-def word_bucket(token_ids: list[int], buckets: int) -> int:
-    """A stable hash of a word's token ids into [0, buckets) (blake2b, never Python's hash)."""
-    key = np.asarray(token_ids, dtype="<i4").tobytes()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % buckets
 
 
 class MiniBiEncoder:

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from minirag.chunk import Chunk, search_text
-from minirag.encoders.biencoder import MiniBiEncoder, normalise, word_bucket
+from minirag.encoders.biencoder import MiniBiEncoder
+from minirag.encoders.words import normalise, word_bucket
 from minirag.index.cache import CACHE_DIR
 from minitokenizer.atomic import atomic_write
 
