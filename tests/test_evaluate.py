@@ -54,3 +54,15 @@ def test_best_weight_prefers_mrr_then_recall_then_the_smaller_weight():
     assert best_weight(rows) == 2.0  # MRR ties at 0.63: the better recall wins
     rows[2]["recall@5"] = 0.70
     assert best_weight(rows) == 0.5  # a full tie: the smaller weight
+
+
+def test_near_misses_get_an_abstention_row_of_their_own():
+    near = {"type": "literal", "topic": "nouns", "near_miss": True}
+    far = {"type": "literal", "topic": "other"}
+    scored = [(near, {"em": 0.0, "abstained": a, "cite_ok": 0.0, "in_prompt": 0.0})
+              for a in (True, True, False)] + [
+             (far, {"em": 0.0, "abstained": True, "cite_ok": 0.0, "in_prompt": 0.0})]
+    by_group = {r["group"]: r for r in rows("retrieved", scored, answerable=False)}
+    assert by_group["unanswerable:near-miss"]["n"] == 3
+    assert by_group["unanswerable:near-miss"]["abstention_rate"] == round(2 / 3, 6)
+    assert by_group["unanswerable:all"]["abstention_rate"] == 0.75

@@ -55,12 +55,14 @@ def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None
 
 def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
          retriever: str | None = None) -> list[dict]:
-    """Aggregate per group (all, verb, type:...) into DESIGN's reader rows; `retriever` names
+    """Aggregate per group (all, verb, type:..., and near-miss for the unanswerable questions
+    marked `near_miss`: a word no KB file lists) into DESIGN's reader rows; `retriever` names
     the configuration that gave a retrieved context (None for oracle and closed-book)."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for q, m in scored:
         for g in ["all", f"type:{q['type']}"] + (["verb"] if q["topic"] == "verb-conjugation"
-                                                   else []):
+                                                   else []) + (["near-miss"] if q.get("near_miss")
+                                                               else []):
             groups[g].append(m)
     out = [_row(context, retriever, g if answerable else f"unanswerable:{g}", ms, answerable)
            for g, ms in groups.items()]
