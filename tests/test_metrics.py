@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from minirag.eval.metrics import (
     exact_match,
     hit_at_k,
+    mean_of,
     mrr,
     ndcg_at_k,
     percentile,
@@ -79,3 +80,8 @@ def test_a_perfect_ranking_scores_one(gold):
     assert ndcg_at_k(ranked, gold, 10) == pytest.approx(1.0)
     assert mrr(ranked, gold) == 1.0
     assert recall_at_k(ranked, gold, len(gold)) == 1.0
+
+
+def test_mean_of_rounds_once_to_six_places():
+    assert mean_of([{"em": 1.0}, {"em": 0.0}, {"em": 0.0}], "em") == 0.333333
+    assert mean_of([{"r": 1.0}] * 34 + [{"r": 0.0}] * 23, "r") == 0.596491  # 34/57

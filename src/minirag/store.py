@@ -112,7 +112,7 @@ class FlatVectorStore:
         k = check_k(k)
         Q = unit_rows(Q, self.d, "query")  # [m, d]; a copy: the caller's array is never scaled
         results: list[list[tuple[Chunk, float]]] = [[] for _ in range(len(Q))]
-        live = np.flatnonzero(np.linalg.norm(Q, axis=1) > 0)  # zero queries keep their []
+        live = np.flatnonzero(Q.any(axis=1))  # unit rows or zero rows: zero queries keep []
         if len(self) == 0 or len(live) == 0:
             return results
         for r, (top, scores) in zip(live, top_k_rows(Q[live], self._buf[: len(self)], k)):

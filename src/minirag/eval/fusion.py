@@ -10,8 +10,7 @@ What it leaves out: fusing raw scores (theory/03 shows why ranks are the safer c
 
 from __future__ import annotations
 
-import numpy as np
-
+from minirag.eval.metrics import mean_of
 from minirag.retrieve import Retriever
 
 DENSE_WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)  # BM25's weight is 1
@@ -28,9 +27,8 @@ def sweep_fusion(retriever: Retriever, questions: list[dict], score_question,
     for w in weights:
         r = replace_weights(retriever, (w, 1.0))
         per_q = [score_question(r, "hybrid", q) for q in questions]
-        rows.append({"dense_weight": w,
-                     "recall@5": round(float(np.mean([m["recall@5"] for m in per_q])), 6),
-                     "mrr@10": round(float(np.mean([m["mrr@10"] for m in per_q])), 6)})
+        rows.append({"dense_weight": w, "recall@5": mean_of(per_q, "recall@5"),
+                     "mrr@10": mean_of(per_q, "mrr@10")})
     return rows
 
 

@@ -22,7 +22,7 @@ from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.encoders.minilm import TeacherMissing
 from minirag.eval.fusion import CHOSEN_ON_DEV, replace_weights, sweep_fusion
-from minirag.eval.metrics import hit_at_k, mrr, ndcg_at_k, percentile, recall_at_k
+from minirag.eval.metrics import hit_at_k, mean_of, mrr, ndcg_at_k, percentile, recall_at_k
 from minirag.files.artifacts import kb_sha256
 from minirag.files.kb import DEFAULT_EVAL, DEFAULT_KB, eval_set, load_questions
 from minirag.index.cache import Index, IndexConfig, build_index, load_or_build_index
@@ -84,7 +84,7 @@ def aggregate(config: str, per_q: list[tuple[dict, dict]]) -> list[dict]:
     for g, ms in by_group.items():
         row = {"config": config, "group": g, "n": len(ms)}
         for key in [f"recall@{k}" for k in KS] + ["mrr@10", "ndcg@10"]:
-            row[key] = round(float(np.mean([m[key] for m in ms])), 6)
+            row[key] = mean_of(ms, key)
         lat = [m["ms"] for m in ms]
         row["p50_ms"], row["p95_ms"] = round(percentile(lat, 50), 3), round(percentile(lat, 95), 3)
         rows.append(row)
@@ -137,9 +137,7 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
         rows.append({"target_tokens": target, "overlap": overlap, "chunks": len(index.chunks),
                      "mean_tokens": round(float(np.mean(
                          [c.metadata["n_tokens"] for c in index.chunks])), 1),
-                     "recall@1": round(float(np.mean([m["recall@1"] for m in per_q])), 6),
-                     "recall@5": round(float(np.mean([m["recall@5"] for m in per_q])), 6),
-                     "mrr@10": round(float(np.mean([m["mrr@10"] for m in per_q])), 6)})
+                     **{key: mean_of(per_q, key) for key in ("recall@1", "recall@5", "mrr@10")}})
     return rows
 
 

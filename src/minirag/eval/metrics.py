@@ -77,6 +77,13 @@ def exact_match(prediction: str, gold: str) -> float:
     return float(any(g.strip() != "" and g in p for g in golds))
 
 
+def mean_of(rows: Sequence[dict], key: str) -> float:
+    """The mean of `key` over per-question rows, rounded once, to 6 places: every rate a
+    report prints goes through here, so a printed 3-place figure is the value's own rounding.
+    Example: mean_of([{"em": 1.0}, {"em": 0.0}, {"em": 0.0}], "em") -> 0.333333"""
+    return round(math.fsum(r[key] for r in rows) / len(rows), 6)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-th percentile (0..100) by linear interpolation between order statistics."""
     if not values:

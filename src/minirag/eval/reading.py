@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from minirag.chunk import Chunk
-from minirag.eval.metrics import exact_match
+from minirag.eval.metrics import exact_match, mean_of
 from minirag.prompt import build_prompt, units
 from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever
@@ -141,14 +141,16 @@ def _phrase(f: Fact, rng: np.random.Generator) -> str:
 
 def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None = None
                ) -> list[dict]:
-    return [_row(context, retriever, group, ms, answerable=True)]
+    """One faithfulness row, or none when the KB has nothing to probe (a KB of one's own
+    without the held-out verbs): a rate of no questions is left out, not printed as NaN."""
+    return [_row(context, retriever, group, ms, answerable=True)] if ms else []
 
 
 def _row(context: str, retriever: str | None, group: str, ms: list[dict], answerable: bool
          ) -> dict:
     """One reader row: the rates of the scored questions `ms` (see `score`)."""
     answered = [m for m in ms if not m["abstained"]]
-    rate = lambda key, of=ms: round(float(np.mean([m[key] for m in of])), 6)  # noqa: E731
+    rate = lambda key, of=ms: mean_of(of, key)  # noqa: E731
     return {"context": context, "retriever": retriever, "group": group, "n": len(ms),
             "answer_in_prompt": rate("in_prompt") if answerable else None,
             "exact_match": rate("em") if answerable else None,
