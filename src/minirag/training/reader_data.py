@@ -142,6 +142,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
 MIX = {"verb": 0.22, "mention": 0.09, "table": 0.09, "arrow": 0.09, "correction": 0.06,
        "gap": 0.07, "cloze": 0.08, "none": 0.3}  # "none": nothing to answer
+KINDS, KIND_P = list(MIX), np.array(list(MIX.values()))  # drawn once per question
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
@@ -169,8 +170,7 @@ def draw_question(facts: dict[str, list[Fact]], rng: np.random.Generator,
     """One training question in the MIX proportions: (kind, fact, question, label, shown), or
     None when the draw is rejected (an invented word that is real, a question too close to an
     eval question, a probe's phrasing); the caller draws again."""
-    kinds = list(MIX)
-    kind = kinds[int(rng.choice(len(kinds), p=list(MIX.values())))]
+    kind = KINDS[int(rng.choice(len(KINDS), p=KIND_P))]
     shown = kind != "none"
     if kind == "none":
         f, roll = _pick_fact(facts, rng), rng.random()
