@@ -128,5 +128,5 @@ def test_save_load_round_trip_and_tampering(tmp_path):
         SpanReader.load(tmp_path / "cut.npz")
     from minimodel.mini_gpt import MiniGPT
     MiniGPT(TINY).save(tmp_path / "lm.npz")
-    with pytest.raises(CheckpointError, match="span-reader"):
+    with pytest.raises(CheckpointError, match="span_reader"):
         SpanReader.load(tmp_path / "lm.npz")

@@ -18,8 +18,8 @@ from dataclasses import replace
 import numpy as np
 
 from . import layers as L
-from .checkpoint import CheckpointError, load_params, save_params
-from .mini_gpt import MiniGPT, MiniGPTConfig
+from .checkpoint import save_params
+from .mini_gpt import MiniGPT, MiniGPTConfig, load_model
 
 NEG = -1e9  # the score of a position the span may not use
 
@@ -101,15 +101,4 @@ class SpanReader:
 
     @classmethod
     def load(cls, path, tokenizer_sha256: str | None = None) -> SpanReader:
-        params, config = load_params(path, tokenizer_sha256)
-        if config.pop("kind", None) != "span_reader":
-            raise CheckpointError(f"{path}: not a span-reader checkpoint")
-        try:
-            config = MiniGPTConfig(**config)
-        except (TypeError, ValueError) as e:
-            raise CheckpointError(f"{path}: bad config in the header ({e})") from e
-        spec = {k: (v.shape, v.dtype) for k, v in cls(config).params.items()}
-        if {k: (v.shape, v.dtype) for k, v in params.items()} != spec:
-            raise CheckpointError(f"{path}: parameter names, shapes or dtypes do not match "
-                                  "the config in the file")
-        return cls(config, params=params)
+        return load_model(cls, path, tokenizer_sha256, kind="span_reader")

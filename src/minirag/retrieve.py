@@ -75,22 +75,44 @@ def lexical_query(query: str) -> str:
 
 
 class Retriever:
-    """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion."""
+    """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion; with a
+    `reranker`, that search is the first stage: its top `first_stage` are re-scored by the
+    re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), then
+    cut to k. A re-ranker can only reorder what the first stage found."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
-                 k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0)):
+                 k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0),
+                 reranker=None, first_stage: int = 20):
+        if first_stage < 1:
+            raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store = store
         self.bm25 = bm25
         self.k_rrf = k_rrf  # RRF's constant: 60 in the paper
         self.depth = depth  # how deep each list is read before fusing
         self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
+        self.reranker = reranker
+        self.first_stage = first_stage  # candidates the re-ranker sees
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
 
     def retrieve_scored(self, query: str, k: int = 3, mode: Mode = "hybrid"
                         ) -> list[tuple[Chunk, float]]:
-        """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`."""
+        """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`,
+        or the re-ranker's when there is one."""
+        if k < 1:
+            raise ValueError(f"k ({k}) must be >= 1")
+        first = self.first_stage_scored(query, max(k, self.first_stage) if self.reranker else k,
+                                        mode)
+        if self.reranker is None or not first:
+            return first
+        s = self.reranker.score(query, [c for c, _ in first])  # [n]
+        order = sorted(range(len(first)), key=lambda i: (-s[i], i))  # ties: first-stage order
+        return [(first[i][0], float(s[i])) for i in order[:k]]
+
+    def first_stage_scored(self, query: str, k: int, mode: Mode = "hybrid"
+                           ) -> list[tuple[Chunk, float]]:
+        """The k best (chunk, score) by `mode` alone, never re-ranked."""
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if k < 1:
@@ -113,8 +135,10 @@ class Retriever:
         by_id = {c.id: c for c, _ in dense + lexical}
         return by_id, [[c.id for c, _ in dense], [c.id for c, _ in lexical]]
 
-    def explain(self, query: str, chunk_id: str) -> dict:
-        """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share."""
+    def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
+        """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share; with
+        a re-ranker also its first-stage rank (by `mode`), re-ranker score and final rank
+        (None outside the first stage's top `first_stage`)."""
         _, (dense, lexical) = self._lists(query)
         out = {}
         for name, ranking, w in (("dense", dense, self.weights[0]),
@@ -122,4 +146,12 @@ class Retriever:
             rank = ranking.index(chunk_id) + 1 if chunk_id in ranking else None
             out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
         out["rrf"] = out["dense"]["contribution"] + out["bm25"]["contribution"]
+        if self.reranker is not None:
+            first = [c.id for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
+            final = self.retrieve_scored(query, self.first_stage, mode)
+            ids = [c.id for c, _ in final]
+            at = ids.index(chunk_id) if chunk_id in ids else None
+            out["rerank"] = {"first_stage_rank": first.index(chunk_id) + 1 if at is not None
+                             else None, "score": final[at][1] if at is not None else None,
+                             "rank": at + 1 if at is not None else None}
         return out

@@ -1,0 +1,126 @@
+"""A relevance head on the MiniGPT trunk: one score for a (passage, query) pair read together.
+
+What it is: a cross-encoder. The trunk reads one sequence, the passage then the query, and a
+linear head turns the hidden state of the query's last token into a score s = h_last . w + b.
+Every query token attends to every passage token in every layer, which is what makes it more
+precise than a bi-encoder (two vectors that never see each other) and much slower: one
+transformer pass per (query, passage) pair instead of one dot product.
+Why the passage comes first: attention is causal, so the passage's keys and values do not
+depend on the query. They are computed once per passage (`passage_states`) and reused for
+every query that ranks it (`scores_after`, the KV cache MiniGPT uses to generate); per query
+only its own few tokens run. The passage is padded to a fixed P tokens so that the query
+always starts at position P. Training is listwise (`loss_and_grads`): rows come in lists of
+`list_size`, the first of each list the relevant passage, and the loss is the cross-entropy
+of a softmax over the list's scores (ListNet's top-one form; Cao et al., ICML 2007).
+What it leaves out: anything about chunks, tokenizers or RAG (minirag.rerank builds inputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import layers as L
+from .checkpoint import save_params
+from .mini_gpt import MiniGPT, MiniGPTConfig, load_model
+
+
+def list_softmax_loss(s: np.ndarray, list_size: int) -> tuple[float, np.ndarray]:
+    """Mean over lists of -log softmax(list)[0], and its gradient ds. s [B] holds B / list_size
+    lists one after another, each with its relevant row first.
+    Example: list_softmax_loss(np.zeros(4), 2) -> (log 2, [-0.25, 0.25, -0.25, 0.25])"""
+    if list_size < 2 or len(s) % list_size:
+        raise ValueError(f"{len(s)} scores do not make lists of {list_size} (>= 2)")
+    z = s.reshape(-1, list_size).astype(np.float64)  # [lists, L]
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [lists, L]
+    # d(-log p_0)/dz = softmax - onehot(0); / lists for the mean
+    dz = np.exp(logp)
+    dz[:, 0] -= 1.0
+    return float(-logp[:, 0].mean()), (dz / len(z)).reshape(-1).astype(s.dtype)  # [B]
+
+
+class RelevanceModel:
+    """Example: RelevanceModel(MiniGPTConfig(vocab_size=10)).scores([[1, 2, 3]], [2]).shape
+    -> (1,)"""
+
+    def __init__(self, config: MiniGPTConfig, seed: int = 0, params: dict | None = None):
+        self.gpt = MiniGPT(config, seed=seed, params=params)
+        self.config = config
+        self.params = self.gpt.params  # one dict: the trunk's arrays and the head's
+        if params is None:
+            rng = np.random.default_rng([seed, 1])
+            self.params["rel.w"] = rng.normal(0.0, 0.02, config.d_model).astype(config.dtype)
+            self.params["rel.b"] = np.zeros(1, dtype=config.dtype)  # [1]
+
+    def no_decay(self) -> set[str]:
+        return self.gpt.no_decay() | {"rel.b"}
+
+    def astype(self, dtype: str) -> RelevanceModel:
+        return RelevanceModel(replace(self.config, dtype=dtype),
+                              params={k: v.astype(dtype) for k, v in self.params.items()})
+
+    def scores(self, ids, last) -> np.ndarray:
+        """Scores [B] of sequences ids [B, T] (passage, then query), each read at its position
+        last [B] (the query's last token; the padding after it is never seen, attention being
+        causal)."""
+        h, _ = self.gpt.hidden_forward(ids)  # [B, T, C]
+        return self._head(h, last)
+
+    def _head(self, h, last):  # [B, T, C], [B] -> [B]
+        rows = np.arange(len(h))
+        return h[rows, np.asarray(last)] @ self.params["rel.w"] + self.params["rel.b"][0]
+
+    def loss_and_grads(self, ids, last, list_size: int, rng=None):
+        """Listwise loss (list_softmax_loss) of the batch ids [B, T], last [B], and the gradient
+        of every parameter. A batch is (ids, last, list_size), so minimodel.train.train runs
+        this model as it runs MiniGPT. `rng` turns dropout on."""
+        h, cache = self.gpt.hidden_forward(ids, rng=rng)  # [B, T, C]
+        last = np.asarray(last)
+        rows = np.arange(len(h))
+        h_last = h[rows, last]  # [B, C]
+        s = h_last @ self.params["rel.w"] + self.params["rel.b"][0]  # [B]
+        loss, ds = list_softmax_loss(s, list_size)  # ds [B]
+        dh = np.zeros_like(h)  # [B, T, C]: only the read positions get a gradient
+        dh[rows, last] = ds[:, None] * self.params["rel.w"]  # s = h_last . w + b
+        grads = self.gpt.hidden_backward(dh, cache)
+        grads["rel.w"] = ds @ h_last  # [C]
+        grads["rel.b"] = np.array([ds.sum()], dtype=ds.dtype)  # [1]
+        return loss, grads
+
+    # ------------------------------------------------------------ passages cached, queries run
+
+    def passage_states(self, passages) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Keys and values of passages [U, P] in every layer: one (k, v) pair per layer, each
+        [U, H, P, D]. They depend on the passage only (causal attention), so they are kept."""
+        cfg = self.config
+        kv = [L.KVCache(len(passages), cfg.n_head, cfg.block_size, cfg.d_model // cfg.n_head,
+                        cfg.dtype) for _ in range(cfg.n_layer)]
+        self.gpt.hidden_forward(passages, kv=kv)
+        P = np.shape(passages)[1]
+        return [(c.k[:, :, :P].copy(), c.v[:, :, :P].copy()) for c in kv]
+
+    def scores_after(self, states: list[tuple[np.ndarray, np.ndarray]], query) -> np.ndarray:
+        """Scores [U] of one query's ids [Tq] after U passages whose states are given
+        (passage_states, rows gathered as needed): the same numbers as `scores` of the whole
+        sequences, at the cost of the query's tokens only."""
+        cfg = self.config
+        U, P = states[0][0].shape[0], states[0][0].shape[2]
+        kv = []
+        for k, v in states:
+            c = L.KVCache(U, cfg.n_head, cfg.block_size, cfg.d_model // cfg.n_head, cfg.dtype)
+            c.k[:, :, :P], c.v[:, :, :P], c.n = k, v, P
+            kv.append(c)
+        ids = np.broadcast_to(np.asarray(query), (U, len(query)))  # [U, Tq]: one query, U rows
+        h, _ = self.gpt.hidden_forward(ids, kv=kv)  # [U, Tq, C]
+        return self._head(h, np.full(U, len(query) - 1))
+
+    # ------------------------------------------------------------------------------ files
+
+    def save(self, path) -> None:
+        save_params(path, self.params, {"kind": "relevance", **vars(self.config)})
+
+    @classmethod
+    def load(cls, path, tokenizer_sha256: str | None = None) -> RelevanceModel:
+        return load_model(cls, path, tokenizer_sha256, kind="relevance")
