@@ -21,7 +21,7 @@ FLOORS = [
     ["retrieve", "scale."],
     ["index."],
     ["prompt"],
-    ["reader"],
+    ["reader", "rerank."],
     ["pipeline"],
     ["training."],
     ["eval."],
