@@ -37,8 +37,8 @@ def test_search_json_shape(small_kb):
     r = minirag("search", "plural of mouse", "-k", "2", "--kb", str(small_kb), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert set(out) == {"query", "mode", "results", "timings_ms"}
-    assert out["mode"] == "hybrid" and len(out["results"]) == 2
+    assert set(out) == {"query", "mode", "rerank", "results", "timings_ms"}
+    assert out["mode"] == "hybrid" and out["rerank"] is False and len(out["results"]) == 2
     top = out["results"][0]
     assert set(top) == {"rank", "chunk_id", "doc_id", "section", "score", "text"}
     assert (top["rank"], top["doc_id"], top["section"]) == (1, "nouns.md", "Plurals")

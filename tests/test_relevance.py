@@ -14,7 +14,7 @@ from minimodel.span_reader import SpanReader
 from minimodel.train import TrainConfig, train
 
 TINY = MiniGPTConfig(vocab_size=11, block_size=10, d_model=8, n_head=2, n_layer=2,
-                     dtype="float64")
+                     dtype="float64", n_segments=3)
 
 
 def perturbed(seed=0):
@@ -41,9 +41,10 @@ def test_listwise_gradients_match_finite_differences():
     model, rng = perturbed(), np.random.default_rng(1)
     ids = rng.integers(0, TINY.vocab_size, (6, 9))
     last = np.array([8, 6, 7, 8, 5, 8])
-    _, grads = model.loss_and_grads(ids, last, 3)
+    segments = rng.integers(0, 3, (6, 9))
+    _, grads = model.loss_and_grads(ids, last, 3, segments)
     assert set(grads) == set(model.params)
-    worst, where = worst_sampled_error(lambda: model.loss_and_grads(ids, last, 3)[0],
+    worst, where = worst_sampled_error(lambda: model.loss_and_grads(ids, last, 3, segments)[0],
                                        model.params, grads, rng)
     assert worst < 1.0, where
 
@@ -53,13 +54,16 @@ def test_cached_passage_states_give_the_scores_of_whole_sequences():
     passages = rng.integers(0, TINY.vocab_size, (4, 6))  # [U, P]
     query = [3, 1, 4]
     whole = np.hstack([passages, np.tile(query, (4, 1))])  # [U, P + 3]
-    expected = model.scores(whole, np.full(4, 8))
+    flags = rng.integers(1, 3, (4, 3))  # each query token's segment, per passage
+    segments = np.hstack([np.zeros((4, 6), int), flags])
+    expected = model.scores(whole, np.full(4, 8), segments)
     states = model.passage_states(passages)
-    np.testing.assert_allclose(model.scores_after(states, query), expected, atol=1e-12)
+    np.testing.assert_allclose(model.scores_after(states, query, flags), expected, atol=1e-12)
     # rows gathered in another order and repeated, as a re-ranker gathers its candidates
     pick = [2, 0, 2]
     gathered = [(k[pick], v[pick]) for k, v in states]
-    np.testing.assert_allclose(model.scores_after(gathered, query), expected[pick], atol=1e-12)
+    np.testing.assert_allclose(model.scores_after(gathered, query, flags[pick]), expected[pick],
+                               atol=1e-12)
 
 
 def test_padding_after_the_read_position_is_never_seen():
@@ -72,7 +76,7 @@ def test_padding_after_the_read_position_is_never_seen():
 
 def test_training_learns_to_rank_the_passage_that_holds_the_query_word():
     """Toy task: a passage is relevant when it holds the query's one word."""
-    cfg = MiniGPTConfig(vocab_size=12, block_size=6, d_model=16, n_head=2, n_layer=1)
+    cfg = MiniGPTConfig(vocab_size=12, block_size=6, d_model=16, n_head=2, n_layer=1)  # no flags
     model, L = RelevanceModel(cfg, seed=0), 4
 
     def next_batch(rng):

@@ -32,7 +32,7 @@ P = 12
 def ce():
     tok = BPETokenizer.train(" ".join(TEXTS), 300, SPECIAL_TOKENS)
     cfg = MiniGPTConfig(vocab_size=len(tok), block_size=P + 6, d_model=8, n_head=2,
-                        n_layer=2, dtype="float64")
+                        n_layer=2, dtype="float64", n_segments=3)
     model = RelevanceModel(cfg, seed=0)
     rng = np.random.default_rng(0)
     for p in model.params.values():
@@ -52,15 +52,33 @@ def test_the_layout_passage_then_query(ce):
         "the past simple of go is went")[:5]
     with pytest.raises(ValueError, match="room for a query"):
         CrossEncoder(ce.model, ce.tokenizer, passage_tokens=P + 5)
+    no_flags = RelevanceModel(MiniGPTConfig(vocab_size=len(ce.tokenizer), block_size=P + 6))
+    with pytest.raises(ValueError, match="segment ids"):
+        CrossEncoder(no_flags, ce.tokenizer, passage_tokens=P)
+
+
+def test_query_tokens_are_flagged_by_whether_the_chunk_holds_their_text(ce):
+    tok = ce.tokenizer
+    passage = ce.passage_ids(make_chunks(["Swim, swam, swum."])[0])
+    query = ce.query_ids("swim home")  # <|q|>, then tokens of "swim" and " home"
+    flags = ce.flags(query, passage)
+    assert flags[0] == 1  # <|q|> is no word
+    pieces = [tok.decode([t]).strip().lower() for t in query[1:]]
+    in_passage = {tok.decode([t]).strip().lower() for t in passage}
+    assert list(flags[1:]) == [2 if p in in_passage and any(ch.isalnum() for ch in p) else 1
+                               for p in pieces]
+    assert 2 in flags[1:] and 1 in flags[1:]  # "swim" is there, "home" is not
+    assert ce.word[tok.encode(" went")[0]] == ce.word[tok.encode("went")[0]]
 
 
 def test_scores_equal_the_training_layouts_and_the_cache_fills_once(ce):
     chunks = make_chunks(TEXTS, separate_docs=True)
     query = "past of swim"
-    ids, last = ce.sequences(np.array([ce.passage_ids(c) for c in chunks]),
-                             [ce.query_ids(query)] * len(chunks))
-    assert ids.shape == (4, P + len(ce.query_ids(query)))
-    expected = ce.model.scores(ids, last)
+    ids, last, segments = ce.sequences(np.array([ce.passage_ids(c) for c in chunks]),
+                                       [ce.query_ids(query)] * len(chunks))
+    assert ids.shape == segments.shape == (4, P + len(ce.query_ids(query)))
+    assert (segments[:, :P] == 0).all() and set(np.unique(segments[:, P:])) == {1, 2}
+    expected = ce.model.scores(ids, last, segments)
     ce._states.clear()
     np.testing.assert_allclose(ce.score(query, chunks), expected, atol=1e-12)
     assert len(ce._states) == 4

@@ -61,22 +61,23 @@ class RelevanceModel:
         return RelevanceModel(replace(self.config, dtype=dtype),
                               params={k: v.astype(dtype) for k, v in self.params.items()})
 
-    def scores(self, ids, last) -> np.ndarray:
+    def scores(self, ids, last, segments=None) -> np.ndarray:
         """Scores [B] of sequences ids [B, T] (passage, then query), each read at its position
         last [B] (the query's last token; the padding after it is never seen, attention being
-        causal)."""
-        h, _ = self.gpt.hidden_forward(ids)  # [B, T, C]
+        causal). `segments` [B, T]: the trunk's segment ids, if it has any (MiniGPT)."""
+        h, _ = self.gpt.hidden_forward(ids, segments=segments)  # [B, T, C]
         return self._head(h, last)
 
     def _head(self, h, last):  # [B, T, C], [B] -> [B]
         rows = np.arange(len(h))
         return h[rows, np.asarray(last)] @ self.params["rel.w"] + self.params["rel.b"][0]
 
-    def loss_and_grads(self, ids, last, list_size: int, rng=None):
-        """Listwise loss (list_softmax_loss) of the batch ids [B, T], last [B], and the gradient
-        of every parameter. A batch is (ids, last, list_size), so minimodel.train.train runs
-        this model as it runs MiniGPT. `rng` turns dropout on."""
-        h, cache = self.gpt.hidden_forward(ids, rng=rng)  # [B, T, C]
+    def loss_and_grads(self, ids, last, list_size: int, segments=None, rng=None):
+        """Listwise loss (list_softmax_loss) of the batch ids [B, T], last [B] (segments as in
+        `scores`), and the gradient of every parameter. A batch is (ids, last, list_size[,
+        segments]), so minimodel.train.train runs this model as it runs MiniGPT. `rng` turns
+        dropout on."""
+        h, cache = self.gpt.hidden_forward(ids, rng=rng, segments=segments)  # [B, T, C]
         last = np.asarray(last)
         rows = np.arange(len(h))
         h_last = h[rows, last]  # [B, C]
@@ -92,8 +93,9 @@ class RelevanceModel:
     # ------------------------------------------------------------ passages cached, queries run
 
     def passage_states(self, passages) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Keys and values of passages [U, P] in every layer: one (k, v) pair per layer, each
-        [U, H, P, D]. They depend on the passage only (causal attention), so they are kept."""
+        """Keys and values of passages [U, P] in every layer (segment 0, if the trunk has
+        segments): one (k, v) pair per layer, each [U, H, P, D]. They depend on the passage
+        only (causal attention), so they are kept."""
         cfg = self.config
         kv = [L.KVCache(len(passages), cfg.n_head, cfg.block_size, cfg.d_model // cfg.n_head,
                         cfg.dtype) for _ in range(cfg.n_layer)]
@@ -101,10 +103,13 @@ class RelevanceModel:
         P = np.shape(passages)[1]
         return [(c.k[:, :, :P].copy(), c.v[:, :, :P].copy()) for c in kv]
 
-    def scores_after(self, states: list[tuple[np.ndarray, np.ndarray]], query) -> np.ndarray:
+    def scores_after(self, states: list[tuple[np.ndarray, np.ndarray]], query, segments=None
+                     ) -> np.ndarray:
         """Scores [U] of one query's ids [Tq] after U passages whose states are given
-        (passage_states, rows gathered as needed): the same numbers as `scores` of the whole
-        sequences, at the cost of the query's tokens only."""
+        (passage_states, rows gathered as needed), the query's tokens with segment ids
+        segments [U, Tq] (one row per passage: a token's segment may depend on the passage):
+        the same numbers as `scores` of the whole sequences, at the cost of the query's
+        tokens only."""
         cfg = self.config
         U, P = states[0][0].shape[0], states[0][0].shape[2]
         kv = []
@@ -113,7 +118,7 @@ class RelevanceModel:
             c.k[:, :, :P], c.v[:, :, :P], c.n = k, v, P
             kv.append(c)
         ids = np.broadcast_to(np.asarray(query), (U, len(query)))  # [U, Tq]: one query, U rows
-        h, _ = self.gpt.hidden_forward(ids, kv=kv)  # [U, Tq, C]
+        h, _ = self.gpt.hidden_forward(ids, kv=kv, segments=segments)  # [U, Tq, C]
         return self._head(h, np.full(U, len(query) - 1))
 
     # ------------------------------------------------------------------------------ files

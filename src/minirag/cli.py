@@ -46,6 +46,14 @@ def cmd_index(args) -> dict:
             "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
 
 
+def _reranker(args):
+    """The shipped cross-encoder if --rerank (or, for `ask`, the pipeline's default), else None."""
+    from minirag.pipeline import DEFAULT_RERANK
+    from minirag.rerank.cross_encoder import CrossEncoder
+    return CrossEncoder.load() if (DEFAULT_RERANK if args.rerank is None else args.rerank) \
+        else None
+
+
 def cmd_search(args) -> dict:
     from minirag.index.cache import IndexConfig, load_or_build_index
     from minirag.retrieve import Retriever
@@ -54,17 +62,17 @@ def cmd_search(args) -> dict:
     query = read_query(args.query)
     t0 = time.perf_counter()
     index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
+    retriever = Retriever(index.store, index.bm25, reranker=_reranker(args))
     t1 = time.perf_counter()
-    retriever = Retriever(index.store, index.bm25)
     results = retriever.retrieve_scored(query, args.k, args.mode)
-    out = {"query": query, "mode": args.mode, "results": [], "timings_ms": {
-        "load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
+    out = {"query": query, "mode": args.mode, "rerank": args.rerank, "results": [],
+           "timings_ms": {"load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
                "section": c.metadata["section"], "score": round(float(score), 6),
                "text": c.text}
         if args.explain:
-            row["explain"] = {"rrf": retriever.explain(query, c.id),
+            row["explain"] = {"rrf": retriever.explain(query, c.id, args.mode),
                               "bm25_terms": index.bm25.explain(query, c.id)}
         out["results"].append(row)
     return out
@@ -100,7 +108,8 @@ def cmd_ask(args) -> dict:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
     question = read_query(args.question)
     t0 = time.perf_counter()
-    pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k)
+    pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k,
+                                     rerank=_reranker(args) is not None)
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
@@ -139,6 +148,10 @@ def print_search(r):
             print(f"    dense rank {e['rrf']['dense']['rank']}, bm25 rank "
                   f"{e['rrf']['bm25']['rank']}, rrf {e['rrf']['rrf']:.5f}; bm25 terms "
                   + ", ".join(f"{t}={v:.3f}" for t, v in e["bm25_terms"].items()))
+            if "rerank" in e["rrf"]:
+                rr = e["rrf"]["rerank"]
+                print(f"    first-stage rank {rr['first_stage_rank']}, re-ranker score "
+                      f"{rr['score']:.3f}, final rank {rr['rank']}")
     t = r["timings_ms"]
     print(f"({r['mode']}; index {t['load_index']:.0f} ms, search {t['search']:.2f} ms)")
 
@@ -191,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
+    s.add_argument("--rerank", action="store_true", default=False,
+                   help="re-rank the first stage's top 20 with the cross-encoder")
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
     s.add_argument("--split", choices=SPLITS, default="test",
@@ -204,10 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("question", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
+    s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="re-rank the first stage with the cross-encoder (default: the "
+                        "pipeline's choice)")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
-    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "all"])
+    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "all"])
 
     s = add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")

@@ -1,7 +1,7 @@
 """The whole loop in four lines: retrieve, build the prompt, read, answer with citations.
 
 What it is: `rag_answer(query, store, reader)` and `RAGPipeline.from_defaults()`, which
-loads the shipped tokenizer and reader and the cached index of the KB. Every intermediate
+loads the shipped tokenizer, re-ranker and reader and the cached index of the KB. Every intermediate
 value is kept on the Answer so a learner can print it. Follows DESIGN §2 and §3 (pipeline).
 """
 
@@ -16,12 +16,16 @@ from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
 from minirag.prompt import Prompt, build_prompt
 from minirag.reader import Reader, Reading
+from minirag.rerank.cross_encoder import CrossEncoder
 from minirag.retrieve import Retriever, check_query
 
 # The dense half of the pipeline's hybrid retriever: the trained encoder. It finds a verb's
 # row where the hashing hybrid does not, and the reader still abstains on the unanswerable
 # questions (theory/05 §4 has both rows, as `make eval` prints them).
 DEFAULT_EMBEDDER = "biencoder"
+# Whether the pipeline re-ranks its first stage's top 20 with the shipped cross-encoder:
+# chosen on dev by `minirag eval --split dev` (EXPERIMENTS.md has the rows)
+DEFAULT_RERANK = False
 
 
 @dataclass
@@ -62,10 +66,13 @@ class RAGPipeline:
         self.retriever, self.reader, self.k = retriever, reader, k
 
     @classmethod
-    def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3
-                      ) -> RAGPipeline:
+    def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
+                      rerank: bool = DEFAULT_RERANK) -> RAGPipeline:
+        """The shipped reader on the cached index of `kb`, re-ranked by the shipped
+        cross-encoder when `rerank` (a missing one is an error that says how to build it)."""
         index = load_or_build_index(kb, IndexConfig(embedder=embedder))
-        return cls(Retriever(index.store, index.bm25), Reader.load(), k)
+        reranker = CrossEncoder.load() if rerank else None
+        return cls(Retriever(index.store, index.bm25, reranker=reranker), Reader.load(), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:
         return rag_answer(query, self.retriever, self.reader, k or self.k)

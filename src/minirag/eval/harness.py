@@ -26,6 +26,7 @@ from minirag.eval.metrics import hit_at_k, mean_of, mrr, ndcg_at_k, percentile, 
 from minirag.files.artifacts import kb_sha256
 from minirag.files.kb import DEFAULT_EVAL, DEFAULT_KB, eval_set, load_questions
 from minirag.index.cache import Index, IndexConfig, build_index, load_or_build_index
+from minirag.rerank.cross_encoder import RERANKER_PATH, CrossEncoder
 from minirag.retrieve import Retriever
 
 KS = (1, 3, 5, 10)
@@ -35,8 +36,10 @@ SWEEP = ((32, 0), (32, 8), (64, 0), (64, 12), (150, 0), (150, 20), (300, 0), (30
 
 def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
     """Config name (DESIGN §3 cli) -> (retriever, mode); bi-encoder rows only if it is shipped,
-    the teacher's (minilm) only if it is installed (`make teacher`)."""
+    the teacher's (minilm) only if it is installed (`make teacher`), "+rerank" rows (each
+    hybrid's top 20 re-ranked by the cross-encoder) only if the re-ranker is shipped."""
     configs = {}
+    reranker = CrossEncoder.load() if RERANKER_PATH.is_file() else None  # one cache for all
     for embedder in ("hashing", "biencoder", "minilm"):
         try:
             index = load_or_build_index(kb, IndexConfig(embedder=embedder))
@@ -51,6 +54,9 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         if embedder == "hashing":
             configs["bm25"] = (r, "bm25")
         configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
+        if reranker is not None:
+            configs[f"hybrid({embedder}+bm25)+rerank"] = (
+                Retriever(index.store, index.bm25, reranker=reranker), "hybrid")
         weighted = replace_weights(r, (CHOSEN_ON_DEV[embedder], 1.0))
         configs[f"wrrf({embedder}+bm25)"] = (weighted, "hybrid")
     return configs
@@ -143,14 +149,17 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
 
 def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[dict]:
     """The reader's rows (eval/reading.py) if a trained reader is shipped, else []: the
-    retrieved rows once per hybrid configuration, the pipeline's first."""
-    from minirag.pipeline import DEFAULT_EMBEDDER
+    retrieved rows once per hybrid configuration, the pipeline's first; of the re-ranked
+    ones only the pipeline's (with and without re-ranking, so the two can be compared)."""
+    from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK
     from minirag.reader import READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
     from minirag.eval.reading import evaluate_reader
-    first = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
-    names = [first] + [n for n in configs if n.startswith("hybrid") and n != first]
+    plain = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
+    first = plain + "+rerank" if DEFAULT_RERANK and plain + "+rerank" in configs else plain
+    names = [first] + [n for n in configs if n.startswith("hybrid") and n != first
+                       and (not n.endswith("+rerank") or n == plain + "+rerank")]
     retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_path).with_name("unanswerable.jsonl")
     unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
@@ -194,7 +203,8 @@ def run(split: str = "test", kb: Path = DEFAULT_KB, sweep: bool = True,
                       sweep=sweep_chunking(questions, kb) if sweep else [],
                       fusion_sweep={name: sweep_fusion(r, questions, score_question)
                                     for name, (r, mode) in configs.items()
-                                    if name.startswith("hybrid")} if sweep else {})
+                                    if name.startswith("hybrid") and "+rerank" not in name}
+                      if sweep else {})
     if plots_dir is not None:
         from minirag.eval.plots import plot_report
         report["plots"] = [str(p) for p in plot_report(report, Path(plots_dir))]

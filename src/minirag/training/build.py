@@ -30,6 +30,7 @@ from minirag.files.kb import DEFAULT_KB, REPO_ROOT, read_kb
 from minirag.files.special_tokens import SPECIAL_TOKENS
 from minirag.training.encoder_train import TrainConfig, train
 from minirag.training.reader_train import build_reader
+from minirag.training.rerank_train import build_reranker
 from minitokenizer import BPETokenizer
 
 VOCAB_SIZE = 2048  # merges + 256 bytes + specials; the measurement is in theory/06
@@ -109,8 +110,10 @@ def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
             "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])]}
 
 
-# in dependency order: the encoder and the reader both use the tokenizer
-BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader": build_reader}
+# in dependency order: every model uses the tokenizer; the re-ranker's negatives come from
+# the bi-encoder's hybrid retriever
+BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader": build_reader,
+            "reranker": build_reranker}
 
 
 def build(names: list[str], log=print) -> dict:

@@ -47,6 +47,12 @@ def fact_queries(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
     """`n` (question, chunk that states its answer) pairs: a kind drawn by KIND_SHARE, a fact
     of that kind, one phrasing of it. Example: a verb fact (drink, Past simple, drank) ->
     ("the past tense of sing?", the chunk of the row "| sing | sang | sung |")."""
+    return [(q, f.chunk) for q, f in fact_questions(facts, n, rng)]
+
+
+def fact_questions(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
+                   ) -> list[tuple[str, Fact]]:
+    """`n` (question, the fact it asks about) pairs, drawn as `fact_queries` says."""
     kinds = [k for k in KIND_SHARE if facts.get(k)]
     if not kinds or n < 1:
         return []
@@ -57,7 +63,7 @@ def fact_queries(facts: dict[str, list[Fact]], n: int, rng: np.random.Generator
         f = fs[int(rng.integers(len(fs)))]
         q = question_for(f, rng)
         if not gate.too_close(q):
-            out.append((q, f.chunk))
+            out.append((q, f))
             if len(out) == n:
                 return out
     raise ValueError(f"only {len(out)} of {n} questions passed the eval filter")

@@ -12,6 +12,7 @@ What it leaves out: scoring (rerank/cross_encoder.py) and its evaluation (eval/h
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,10 +26,17 @@ from minirag.chunk import Chunk
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
-from minirag.rerank.cross_encoder import PASSAGE_TOKENS, QUERY_TOKENS, RERANKER_PATH, CrossEncoder
+from minirag.reader import Reader
+from minirag.rerank.cross_encoder import (
+    PASSAGE_TOKENS,
+    QUERY_TOKENS,
+    RERANKER_PATH,
+    SEGMENTS,
+    CrossEncoder,
+)
 from minirag.retrieve import Retriever
 from minirag.training.eval_filter import eval_filter
-from minirag.training.pseudo_queries import fact_queries, kb_facts, split_facts
+from minirag.training.pseudo_queries import fact_questions, kb_facts, split_facts
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,7 @@ class RerankConfig:
     n_head: int = 4  # attention heads
     lr: float = 3e-3  # peak learning rate
     seed: int = 0  # seeds the questions, the negatives, the init and the batches
+    init: str = "reader"  # "reader": token table from the shipped reader's; "random"
 
 
 @dataclass
@@ -58,33 +67,42 @@ def section(c: Chunk) -> tuple[str, str]:
 
 
 def labelled_questions(chunks: list[Chunk], n: int, facts, seed: int, headings: bool = True
-                       ) -> list[tuple[str, int]]:
-    """(question, index of its positive chunk): `n` questions about `facts`, then, with
-    `headings`, "title section" of every chunk that has a section (the eval filter drops a
-    heading too close to an eval question)."""
+                       ) -> list[tuple[str, int, str]]:
+    """(question, index of its positive chunk, its answer or ""): `n` questions about
+    `facts`, then, with `headings`, "title section" of every chunk that has a section (the
+    eval filter drops a heading too close to an eval question)."""
     row = {c.id: i for i, c in enumerate(chunks)}
-    out = [(q, row[c.id]) for q, c in fact_queries(facts, n, np.random.default_rng([seed, 0]))]
+    out = [(q, row[f.chunk.id], f.answer)
+           for q, f in fact_questions(facts, n, np.random.default_rng([seed, 0]))]
     if not headings:
         return out
     gate = eval_filter()
     for i, c in enumerate(chunks):
         heading = f"{c.metadata.get('title', '')} {c.metadata.get('section', '')}".strip()
         if c.metadata.get("section") and not gate.too_close(heading):
-            out.append((heading, i))
+            out.append((heading, i, ""))
     return out
 
 
-def make_lists(labelled: list[tuple[str, int]], chunks: list[Chunk], retriever: Retriever,
-               ce: CrossEncoder, cfg: RerankConfig, rng: np.random.Generator) -> Lists:
+def states_answer(chunk: Chunk, answer: str) -> bool:
+    """Does the chunk hold `answer` as whole words? Such a chunk of another section (the
+    irregular-verb table and the past-simple page both hold "went") is no negative."""
+    return bool(answer) and re.search(rf"\b{re.escape(answer.lower())}\b",
+                                      chunk.text.lower()) is not None
+
+
+def make_lists(labelled: list[tuple[str, int, str]], chunks: list[Chunk],
+               retriever: Retriever, ce: CrossEncoder, cfg: RerankConfig,
+               rng: np.random.Generator) -> Lists:
     """One list per question: its positive, then negatives drawn without replacement from the
-    first stage's top `first_stage` outside the positive's section (random chunks of other
-    sections fill a list the first stage leaves short)."""
+    first stage's top `first_stage` outside the positive's section and not stating the
+    answer (random chunks of other sections fill a list the first stage leaves short)."""
     row = {c.id: i for i, c in enumerate(chunks)}
     queries, rows = [], []
-    for q, pos in labelled:
+    for q, pos, answer in labelled:
         own = section(chunks[pos])
         mined = [row[c.id] for c, _ in retriever.retrieve_scored(q, cfg.first_stage, "hybrid")
-                 if section(c) != own]
+                 if section(c) != own and not states_answer(c, answer)]
         need = cfg.list_size - 1
         neg = list(rng.choice(mined, min(need, len(mined)), replace=False)) if mined else []
         while len(neg) < need:
@@ -97,11 +115,12 @@ def make_lists(labelled: list[tuple[str, int]], chunks: list[Chunk], retriever: 
 
 
 def batch(lists: Lists, idx: np.ndarray, passages: np.ndarray, ce: CrossEncoder, list_size: int):
-    """(ids [B, T], last [B], list_size) of the lists `idx`, B = len(idx) * list_size."""
+    """(ids [B, T], last [B], list_size, segments [B, T]) of the lists `idx`, B = len(idx) *
+    list_size: RelevanceModel.loss_and_grads's arguments."""
     rows = lists.rows[idx].reshape(-1)  # [B] chunk indices, list by list
     queries = [lists.queries[i] for i in idx for _ in range(list_size)]
-    ids, last = ce.sequences(passages[rows], queries)
-    return ids, last, list_size
+    ids, last, segments = ce.sequences(passages[rows], queries)
+    return ids, last, list_size, segments
 
 
 def train_reranker(cfg: RerankConfig = RerankConfig(), kb: Path = DEFAULT_KB, log=print
@@ -113,8 +132,10 @@ def train_reranker(cfg: RerankConfig = RerankConfig(), kb: Path = DEFAULT_KB, lo
     chunks, retriever = index.store.chunks, Retriever(index.store, index.bm25)
     mcfg = MiniGPTConfig(vocab_size=len(tokenizer), block_size=PASSAGE_TOKENS + QUERY_TOKENS,
                          d_model=cfg.d_model, n_head=cfg.n_head, n_layer=cfg.n_layer,
-                         tokenizer_sha256=tokenizer.fingerprint)
+                         n_segments=SEGMENTS, tokenizer_sha256=tokenizer.fingerprint)
     ce = CrossEncoder(RelevanceModel(mcfg, seed=cfg.seed), tokenizer)
+    if cfg.init == "reader":  # words the reader learned to match between question and text
+        ce.model.params["wte"][:] = Reader.load(tokenizer=tokenizer).model.params["wte"]
     passages = np.array([ce.passage_ids(c) for c in chunks])  # [N, P]
     train_facts, held_facts = split_facts(kb_facts(chunks), cfg.holdout)
     rng = np.random.default_rng([cfg.seed, 1])
