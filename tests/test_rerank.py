@@ -149,3 +149,25 @@ def test_explain_gives_first_stage_rank_score_and_final_rank(chunks):
 def test_bad_sizes(chunks, k, first_stage, match):
     with pytest.raises(ValueError, match=match):
         retriever(chunks, FixedReranker({}), first_stage).retrieve_scored("go", k)
+
+
+def test_training_lists_put_the_positive_first_and_never_a_negative_that_could_be_right(ce):
+    from minirag.training.rerank_train import RerankConfig, make_lists, states_answer
+
+    texts = ["| go | went | gone |", "I went home after school.", "Since and for.",
+             "Much and many.", "Swim, swam, swum.", "Adjective order."]
+    chunks = [make_chunks([t], doc=f"d{i}.md")[0] for i, t in enumerate(texts)]
+    labelled = [("past of go", 0, "went"), ("much or many", 3, "")]
+    cfg = RerankConfig(list_size=4, first_stage=5)
+    lists = make_lists(labelled, chunks, retriever(chunks, first_stage=5), ce, cfg,
+                       np.random.default_rng(0))
+    assert lists.rows.shape == (2, 4) and list(lists.rows[:, 0]) == [0, 3]
+    assert lists.queries[0] == ce.query_ids("past of go")
+    assert 1 not in lists.rows[0]  # "I went home" states the answer: no negative for "went"
+    for (q, pos, _), row in zip(labelled, lists.rows):
+        assert len(set(row)) == 4 and pos not in row[1:]
+    again = make_lists(labelled, chunks, retriever(chunks, first_stage=5), ce, cfg,
+                       np.random.default_rng(0))
+    assert (again.rows == lists.rows).all()
+    assert states_answer(chunks[1], "went") and not states_answer(chunks[1], "wen")
+    assert not states_answer(chunks[1], "")
