@@ -15,7 +15,7 @@ from minirag.chunk import search_text
 from minirag.embed import HashingEmbedder
 from minirag.files.special_tokens import SPECIAL_TOKENS
 from minirag.rerank.cross_encoder import CrossEncoder
-from minirag.retrieve import Retriever
+from minirag.retrieve import Retriever, rerank_scores
 from minirag.store import FlatVectorStore
 from minitokenizer import BPETokenizer
 
@@ -104,12 +104,26 @@ def chunks():
     return make_chunks(TEXTS, separate_docs=True)
 
 
-def retriever(chunks, reranker=None, first_stage=2):
+def retriever(chunks, reranker=None, first_stage=2, prior=0.0):
     store = FlatVectorStore(HashingEmbedder(d=256).fit(TEXTS))
     store.add(chunks)
     bm25 = BM25Index()
     bm25.add(chunks)
-    return Retriever(store, bm25, reranker=reranker, first_stage=first_stage)
+    return Retriever(store, bm25, reranker=reranker, first_stage=first_stage, prior=prior)
+
+
+def test_rerank_scores_by_hand():
+    np.testing.assert_allclose(rerank_scores([1.0, 3.0], 0.0), [-1.0, 1.0])
+    # z = [-1, 1]; with prior 3 the second loses 3 ln 2 = 2.08 for its first-stage rank
+    np.testing.assert_allclose(rerank_scores([1.0, 3.0], 3.0), [-1.0, 1.0 - 3 * np.log(2)])
+    np.testing.assert_allclose(rerank_scores([2.0, 2.0, 2.0], 0.0), [0.0, 0.0, 0.0])
+
+
+def test_a_large_prior_keeps_the_first_stage_order(chunks):
+    fake = FixedReranker({"Swim,": 1.0, "Much": 0.5})
+    first = [c.id for c, _ in retriever(chunks).retrieve_scored("past of go", 4)]
+    kept = retriever(chunks, fake, first_stage=4, prior=100.0).retrieve_scored("past of go", 4)
+    assert [c.id for c, _ in kept] == first
 
 
 def test_the_reranker_reorders_the_first_stage_and_cuts_to_k(chunks):
@@ -140,8 +154,9 @@ def test_explain_gives_first_stage_rank_score_and_final_rank(chunks):
     r = retriever(chunks, FixedReranker({"Use": 5.0}), first_stage=4)
     e = r.explain("past participle of go", chunks[1].id)
     first = [c.id for c, _ in r.first_stage_scored("past participle of go", 4)]
-    assert e["rerank"] == {"first_stage_rank": first.index(chunks[1].id) + 1, "score": 5.0,
-                           "rank": 1}
+    fused = rerank_scores([5.0 if i == chunks[1].id else 0.0 for i in first], 0.0)
+    assert e["rerank"] == {"first_stage_rank": first.index(chunks[1].id) + 1,
+                           "score": pytest.approx(fused.max()), "rank": 1}
     assert "rerank" not in retriever(chunks).explain("past of go", chunks[1].id)
 
 
@@ -164,7 +179,7 @@ def test_training_lists_put_the_positive_first_and_never_a_negative_that_could_b
     assert lists.rows.shape == (2, 4) and list(lists.rows[:, 0]) == [0, 3]
     assert lists.queries[0] == ce.query_ids("past of go")
     assert 1 not in lists.rows[0]  # "I went home" states the answer: no negative for "went"
-    for (q, pos, _), row in zip(labelled, lists.rows):
+    for (_, pos, _), row in zip(labelled, lists.rows):
         assert len(set(row)) == 4 and pos not in row[1:]
     again = make_lists(labelled, chunks, retriever(chunks, first_stage=5), ce, cfg,
                        np.random.default_rng(0))

@@ -13,6 +13,8 @@ import math
 import re
 from typing import Literal
 
+import numpy as np
+
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
 from minirag.store import FlatVectorStore
@@ -74,15 +76,34 @@ def lexical_query(query: str) -> str:
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 
 
+# How much the first stage's rank still counts after re-ranking (`rerank_scores`), chosen on
+# dev by MRR@10 (EXPERIMENTS.md, "Does a cross-encoder trained from scratch re-rank?")
+PRIOR_ON_DEV = 3.0
+
+
+def rerank_scores(s: np.ndarray, prior: float) -> np.ndarray:
+    """The final score of n candidates in first-stage order from the re-ranker's scores s [n]:
+
+        final_i = (s_i - mean s) / std s  -  prior * ln(i)        i = 1 .. n, the first rank
+
+    The re-ranker's scores are put in units of their spread over these candidates, and the
+    first stage keeps a say that shrinks with rank: prior = 0 is the re-ranker alone, a large
+    prior the first stage's order. Example: rerank_scores([1, 3], 0) -> [-1, 1]."""
+    s = np.asarray(s, dtype=np.float64)  # [n]
+    z = (s - s.mean()) / (s.std() or 1.0)  # [n]
+    return z - prior * np.log(np.arange(1, len(s) + 1))  # [n]
+
+
 class Retriever:
     """One query in, the k best chunks out, by dense search, BM25, or their RRF fusion; with a
     `reranker`, that search is the first stage: its top `first_stage` are re-scored by the
-    re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), then
-    cut to k. A re-ranker can only reorder what the first stage found."""
+    re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), combined
+    with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
+    re-ranker can only reorder what the first stage found."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
                  k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0),
-                 reranker=None, first_stage: int = 20):
+                 reranker=None, first_stage: int = 20, prior: float = PRIOR_ON_DEV):
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store = store
@@ -92,6 +113,7 @@ class Retriever:
         self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
         self.reranker = reranker
         self.first_stage = first_stage  # candidates the re-ranker sees
+        self.prior = prior  # the first stage's say after re-ranking (rerank_scores)
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
@@ -99,14 +121,14 @@ class Retriever:
     def retrieve_scored(self, query: str, k: int = 3, mode: Mode = "hybrid"
                         ) -> list[tuple[Chunk, float]]:
         """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`,
-        or the re-ranker's when there is one."""
+        or `rerank_scores`' when there is a re-ranker."""
         if k < 1:
             raise ValueError(f"k ({k}) must be >= 1")
         first = self.first_stage_scored(query, max(k, self.first_stage) if self.reranker else k,
                                         mode)
         if self.reranker is None or not first:
             return first
-        s = self.reranker.score(query, [c for c, _ in first])  # [n]
+        s = rerank_scores(self.reranker.score(query, [c for c, _ in first]), self.prior)  # [n]
         order = sorted(range(len(first)), key=lambda i: (-s[i], i))  # ties: first-stage order
         return [(first[i][0], float(s[i])) for i in order[:k]]
 
@@ -137,8 +159,8 @@ class Retriever:
 
     def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
         """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share; with
-        a re-ranker also its first-stage rank (by `mode`), re-ranker score and final rank
-        (None outside the first stage's top `first_stage`)."""
+        a re-ranker also its first-stage rank (by `mode`), final score (`rerank_scores`) and
+        final rank (None outside the first stage's top `first_stage`)."""
         _, (dense, lexical) = self._lists(query)
         out = {}
         for name, ranking, w in (("dense", dense, self.weights[0]),
