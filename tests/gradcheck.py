@@ -35,3 +35,12 @@ def worst_sampled_error(loss, params: dict, grads: dict, rng, per_tensor: int = 
             ratio = abs(num - g[i]) / (atol + rtol * abs(num))
             worst = max(worst, (ratio, f"{name}[{i}]: numeric {num:.10g} analytic {g[i]:.10g}"))
     return worst
+
+
+def perturbed(model, seed: int):
+    """`model` with every parameter moved by N(0, 0.3), in place (seeded): gradients are then
+    checked away from the init's zeros and ones, where a wrong term can hide."""
+    rng = np.random.default_rng(seed)
+    for p in model.params.values():
+        p += rng.normal(0.0, 0.3, size=p.shape)
+    return model

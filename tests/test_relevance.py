@@ -5,7 +5,7 @@ training through minimodel's loop until it ranks a toy task, and save/load."""
 
 import numpy as np
 import pytest
-from gradcheck import worst_sampled_error
+from gradcheck import perturbed, worst_sampled_error
 
 from minimodel.checkpoint import CheckpointError
 from minimodel.mini_gpt import MiniGPTConfig
@@ -17,12 +17,8 @@ TINY = MiniGPTConfig(vocab_size=11, block_size=10, d_model=8, n_head=2, n_layer=
                      dtype="float64", n_segments=3)
 
 
-def perturbed(seed=0):
-    model = RelevanceModel(TINY, seed=seed)
-    rng = np.random.default_rng(seed + 7)
-    for p in model.params.values():
-        p += rng.normal(0.0, 0.3, size=p.shape)
-    return model
+def tiny(seed=0):
+    return perturbed(RelevanceModel(TINY, seed=seed), seed + 7)
 
 
 def test_list_softmax_loss_on_a_hand_computed_case():
@@ -38,7 +34,7 @@ def test_list_softmax_loss_on_a_hand_computed_case():
 
 
 def test_listwise_gradients_match_finite_differences():
-    model, rng = perturbed(), np.random.default_rng(1)
+    model, rng = tiny(), np.random.default_rng(1)
     ids = rng.integers(0, TINY.vocab_size, (6, 9))
     last = np.array([8, 6, 7, 8, 5, 8])
     segments = rng.integers(0, 3, (6, 9))
@@ -50,7 +46,7 @@ def test_listwise_gradients_match_finite_differences():
 
 
 def test_cached_passage_states_give_the_scores_of_whole_sequences():
-    model, rng = perturbed(), np.random.default_rng(2)
+    model, rng = tiny(), np.random.default_rng(2)
     passages = rng.integers(0, TINY.vocab_size, (4, 6))  # [U, P]
     query = [3, 1, 4]
     whole = np.hstack([passages, np.tile(query, (4, 1))])  # [U, P + 3]
@@ -67,7 +63,7 @@ def test_cached_passage_states_give_the_scores_of_whole_sequences():
 
 
 def test_padding_after_the_read_position_is_never_seen():
-    model, rng = perturbed(), np.random.default_rng(3)
+    model, rng = tiny(), np.random.default_rng(3)
     ids = rng.integers(0, TINY.vocab_size, (3, 10))
     other = ids.copy()
     other[:, 7:] = rng.integers(0, TINY.vocab_size, (3, 3))
@@ -98,7 +94,7 @@ def test_training_learns_to_rank_the_passage_that_holds_the_query_word():
 
 
 def test_save_load_round_trip_and_a_foreign_checkpoint(tmp_path):
-    model = perturbed()
+    model = tiny()
     model.save(tmp_path / "r.npz")
     back = RelevanceModel.load(tmp_path / "r.npz")
     ids = np.arange(9).reshape(1, 9)

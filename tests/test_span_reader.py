@@ -6,7 +6,7 @@ save/load with tampered files."""
 
 import numpy as np
 import pytest
-from gradcheck import worst_sampled_error
+from gradcheck import perturbed, worst_sampled_error
 
 from minimodel.checkpoint import CheckpointError
 from minimodel.mini_gpt import MiniGPTConfig
@@ -26,16 +26,12 @@ def problem(rng, B=3, T=9):
     return ids, spans, allowed, segments
 
 
-def perturbed(seed=0):
-    model = SpanReader(TINY, seed=seed)
-    rng = np.random.default_rng(seed + 7)
-    for p in model.params.values():
-        p += rng.normal(0.0, 0.3, size=p.shape)
-    return model
+def tiny(seed=0):
+    return perturbed(SpanReader(TINY, seed=seed), seed + 7)
 
 
 def test_span_loss_gradients_match_finite_differences():
-    model, rng = perturbed(), np.random.default_rng(1)
+    model, rng = tiny(), np.random.default_rng(1)
     args = problem(rng)
     _, grads = model.loss_and_grads(*args)
     assert grads.keys() == model.params.keys() and "wse" in grads  # segment embeddings too
@@ -45,7 +41,7 @@ def test_span_loss_gradients_match_finite_differences():
 
 
 def test_backward_twice_gives_identical_grads():
-    model, rng = perturbed(), np.random.default_rng(2)
+    model, rng = tiny(), np.random.default_rng(2)
     args = problem(rng)
     _, g1 = model.loss_and_grads(*args)
     _, g2 = model.loss_and_grads(*args)
@@ -53,7 +49,7 @@ def test_backward_twice_gives_identical_grads():
 
 
 def test_segments_change_the_scores_and_are_checked():
-    model, rng = perturbed(), np.random.default_rng(3)
+    model, rng = tiny(), np.random.default_rng(3)
     ids, _, _, segments = problem(rng)
     s0, _, _ = model.scores(ids)  # no segments: all 0
     s1, _, _ = model.scores(ids, segments)
@@ -117,7 +113,7 @@ def test_training_through_minimodels_loop_learns_to_point():
 
 
 def test_save_load_round_trip_and_tampering(tmp_path):
-    model = perturbed()
+    model = tiny()
     model.save(tmp_path / "r.npz")
     back = SpanReader.load(tmp_path / "r.npz")
     args = problem(np.random.default_rng(3))

@@ -17,13 +17,11 @@ What it leaves out: anything about chunks, tokenizers or RAG (minirag.rerank bui
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from . import layers as L
-from .checkpoint import save_params
-from .mini_gpt import MiniGPT, MiniGPTConfig, load_model
+from .heads import TrunkWithHead
+from .mini_gpt import MiniGPTConfig
 
 
 def list_softmax_loss(s: np.ndarray, list_size: int) -> tuple[float, np.ndarray]:
@@ -41,25 +39,15 @@ def list_softmax_loss(s: np.ndarray, list_size: int) -> tuple[float, np.ndarray]
     return float(-logp[:, 0].mean()), (dz / len(z)).reshape(-1).astype(s.dtype)  # [B]
 
 
-class RelevanceModel:
+class RelevanceModel(TrunkWithHead):
     """Example: RelevanceModel(MiniGPTConfig(vocab_size=10)).scores([[1, 2, 3]], [2]).shape
     -> (1,)"""
 
-    def __init__(self, config: MiniGPTConfig, seed: int = 0, params: dict | None = None):
-        self.gpt = MiniGPT(config, seed=seed, params=params)
-        self.config = config
-        self.params = self.gpt.params  # one dict: the trunk's arrays and the head's
-        if params is None:
-            rng = np.random.default_rng([seed, 1])
-            self.params["rel.w"] = rng.normal(0.0, 0.02, config.d_model).astype(config.dtype)
-            self.params["rel.b"] = np.zeros(1, dtype=config.dtype)  # [1]
+    KIND = "relevance"
 
-    def no_decay(self) -> set[str]:
-        return self.gpt.no_decay() | {"rel.b"}
-
-    def astype(self, dtype: str) -> RelevanceModel:
-        return RelevanceModel(replace(self.config, dtype=dtype),
-                              params={k: v.astype(dtype) for k, v in self.params.items()})
+    @staticmethod
+    def head_shapes(config: MiniGPTConfig) -> dict[str, tuple[int, ...]]:
+        return {"rel.w": (config.d_model,), "rel.b": (1,)}  # s = h_last . w + b
 
     def scores(self, ids, last, segments=None) -> np.ndarray:
         """Scores [B] of sequences ids [B, T] (passage, then query), each read at its position
@@ -120,12 +108,3 @@ class RelevanceModel:
         ids = np.broadcast_to(np.asarray(query), (U, len(query)))  # [U, Tq]: one query, U rows
         h, _ = self.gpt.hidden_forward(ids, kv=kv, segments=segments)  # [U, Tq, C]
         return self._head(h, np.full(U, len(query) - 1))
-
-    # ------------------------------------------------------------------------------ files
-
-    def save(self, path) -> None:
-        save_params(path, self.params, {"kind": "relevance", **vars(self.config)})
-
-    @classmethod
-    def load(cls, path, tokenizer_sha256: str | None = None) -> RelevanceModel:
-        return load_model(cls, path, tokenizer_sha256, kind="relevance")

@@ -13,13 +13,11 @@ What it leaves out: anything about prompts or RAG (minirag builds the inputs).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from . import layers as L
-from .checkpoint import save_params
-from .mini_gpt import MiniGPT, MiniGPTConfig, load_model
+from .heads import TrunkWithHead
+from .mini_gpt import MiniGPTConfig
 
 NEG = -1e9  # the score of a position the span may not use
 
@@ -31,25 +29,14 @@ def masked_log_softmax(z, allowed):
     return z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [B, T]
 
 
-class SpanReader:
+class SpanReader(TrunkWithHead):
     """Example: SpanReader(MiniGPTConfig(vocab_size=10)).scores([[1, 2, 3]])[0].shape -> (1, 3)"""
 
-    def __init__(self, config: MiniGPTConfig, seed: int = 0, params: dict | None = None):
-        self.gpt = MiniGPT(config, seed=seed, params=params)
-        self.config = config
-        self.params = self.gpt.params  # one dict: the trunk's arrays and the head's
-        if params is None:
-            rng = np.random.default_rng([seed, 1])
-            C = config.d_model
-            self.params["span.w"] = rng.normal(0.0, 0.02, (C, 2)).astype(config.dtype)  # [C, 2]
-            self.params["span.b"] = np.zeros(2, dtype=config.dtype)  # [2]
+    KIND = "span_reader"
 
-    def no_decay(self) -> set[str]:
-        return self.gpt.no_decay() | {"span.b"}
-
-    def astype(self, dtype: str) -> SpanReader:
-        return SpanReader(replace(self.config, dtype=dtype),
-                          params={k: v.astype(dtype) for k, v in self.params.items()})
+    @staticmethod
+    def head_shapes(config: MiniGPTConfig) -> dict[str, tuple[int, ...]]:
+        return {"span.w": (config.d_model, 2), "span.b": (2,)}  # [C, 2]: start, end
 
     def scores(self, ids, segments=None):
         """start [B, T], end [B, T] scores, and the cache for the backward pass.
@@ -95,10 +82,3 @@ class SpanReader:
             if S.flat[k] > best[2]:
                 best = (lo + k // S.shape[1], lo + k % S.shape[1], float(S.flat[k]))
         return best[0], best[1], best[2], float(start[null] + end[null])
-
-    def save(self, path) -> None:
-        save_params(path, self.params, {"kind": "span_reader", **vars(self.config)})
-
-    @classmethod
-    def load(cls, path, tokenizer_sha256: str | None = None) -> SpanReader:
-        return load_model(cls, path, tokenizer_sha256, kind="span_reader")
