@@ -114,3 +114,23 @@ def test_minirag_ask_json_shape():
 def test_minirag_ask_bad_input(args, match):
     r = ask(*args)
     assert r.returncode == 1 and match in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_minirag_ask_with_an_adapter_and_with_the_reranker(tmp_path):
+    """A fresh adapter (B = 0) changes no answer; one made for another base is refused in one
+    line; --rerank answers from the re-ranked list."""
+    from minimodel.lora import LoRA
+    from minirag.reader import READER_PATH
+
+    base = SpanReader.load(READER_PATH).params
+    LoRA(base).save(tmp_path / "zero.npz", base)
+    plain = json.loads(ask("past participle of sing", "--json").stdout)
+    adapted = json.loads(ask("past participle of sing", "--json", "--adapter",
+                             str(tmp_path / "zero.npz")).stdout)
+    assert adapted["answer"] == plain["answer"] and adapted["prompt"] == plain["prompt"]
+    other = SpanReader(SpanReader.load(READER_PATH).config, seed=5).params
+    LoRA(other).save(tmp_path / "other.npz", other)
+    r = ask("past of go", "--adapter", str(tmp_path / "other.npz"))
+    assert r.returncode == 1 and "another base" in r.stderr and r.stderr.count("\n") == 1
+    reranked = json.loads(ask("past participle of sing", "--json", "--rerank").stdout)
+    assert reranked["answer"].startswith("sung") and len(reranked["chunks"]) == 3

@@ -46,23 +46,23 @@ def cmd_index(args) -> dict:
             "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
 
 
-def _reranker(args):
-    """The shipped cross-encoder if --rerank (or, for `ask`, the pipeline's default), else None."""
+def _rerank(args) -> bool:
+    """--rerank / --no-rerank, or (for `ask`, when neither is given) the pipeline's choice."""
     from minirag.pipeline import DEFAULT_RERANK
-    from minirag.rerank.cross_encoder import CrossEncoder
-    return CrossEncoder.load() if (DEFAULT_RERANK if args.rerank is None else args.rerank) \
-        else None
+    return DEFAULT_RERANK if args.rerank is None else args.rerank
 
 
 def cmd_search(args) -> dict:
     from minirag.index.cache import IndexConfig, load_or_build_index
+    from minirag.rerank.cross_encoder import CrossEncoder
     from minirag.retrieve import Retriever
     if args.k < 1:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
     query = read_query(args.query)
     t0 = time.perf_counter()
     index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
-    retriever = Retriever(index.store, index.bm25, reranker=_reranker(args))
+    retriever = Retriever(index.store, index.bm25,
+                          reranker=CrossEncoder.load() if _rerank(args) else None)
     t1 = time.perf_counter()
     results = retriever.retrieve_scored(query, args.k, args.mode)
     out = {"query": query, "mode": args.mode, "rerank": args.rerank, "results": [],
@@ -109,7 +109,7 @@ def cmd_ask(args) -> dict:
     question = read_query(args.question)
     t0 = time.perf_counter()
     pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k,
-                                     rerank=_reranker(args) is not None)
+                                     rerank=_rerank(args), adapter=args.adapter)
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
@@ -222,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="re-rank the first stage with the cross-encoder (default: the "
                         "pipeline's choice)")
+    s.add_argument("--adapter", type=Path, help="a LoRA adapter file for the shipped reader")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")

@@ -67,12 +67,15 @@ class RAGPipeline:
 
     @classmethod
     def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
-                      rerank: bool = DEFAULT_RERANK) -> RAGPipeline:
-        """The shipped reader on the cached index of `kb`, re-ranked by the shipped
-        cross-encoder when `rerank` (a missing one is an error that says how to build it)."""
+                      rerank: bool = DEFAULT_RERANK, adapter: Path | None = None
+                      ) -> RAGPipeline:
+        """The shipped reader (with a LoRA `adapter` file applied, if given) on the cached
+        index of `kb`, re-ranked by the shipped cross-encoder when `rerank` (a missing one is
+        an error that says how to build it)."""
         index = load_or_build_index(kb, IndexConfig(embedder=embedder))
         reranker = CrossEncoder.load() if rerank else None
-        return cls(Retriever(index.store, index.bm25, reranker=reranker), Reader.load(), k)
+        return cls(Retriever(index.store, index.bm25, reranker=reranker),
+                   Reader.load(adapter=adapter), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:
         return rag_answer(query, self.retriever, self.reader, k or self.k)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
@@ -177,6 +178,12 @@ class Reader:
         return s, e
 
     @classmethod
-    def load(cls, path: Path = READER_PATH, tokenizer=None) -> Reader:
+    def load(cls, path: Path = READER_PATH, tokenizer=None, adapter: Path | None = None
+             ) -> Reader:
+        """The shipped reader; with `adapter`, a LoRA adapter file (minimodel.lora) made for
+        it is applied (W + s A B; one made for another base is a CheckpointError)."""
         tokenizer = tokenizer or load_tokenizer()
-        return cls(SpanReader.load(path, tokenizer.fingerprint), tokenizer)
+        model = SpanReader.load(path, tokenizer.fingerprint)
+        if adapter is not None:
+            model = adapted_model(model, LoRA.load(adapter, model.params))
+        return cls(model, tokenizer)
