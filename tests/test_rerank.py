@@ -156,7 +156,14 @@ def test_explain_gives_first_stage_rank_score_and_final_rank(chunks):
     first = [c.id for c, _ in r.first_stage_scored("past participle of go", 4)]
     fused = rerank_scores([5.0 if i == chunks[1].id else 0.0 for i in first], 0.0)
     assert e["rerank"] == {"first_stage_rank": first.index(chunks[1].id) + 1,
-                           "score": pytest.approx(fused.max()), "rank": 1}
+                           "reranker_score": 5.0, "score": pytest.approx(fused.max()),
+                           "rank": 1}
+    last = r.retrieve_scored("past participle of go", 4)[-1][0].id
+    assert r.explain("past participle of go", last)["rerank"]["rank"] == 4
+    outside = retriever(chunks, FixedReranker({}), first_stage=1)
+    top = outside.first_stage_scored("past participle of go", 1)[0][0].id
+    other = next(c.id for c in chunks if c.id != top)
+    assert set(outside.explain("past participle of go", other)["rerank"].values()) == {None}
     assert "rerank" not in retriever(chunks).explain("past of go", chunks[1].id)
 
 

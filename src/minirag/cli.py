@@ -151,7 +151,8 @@ def print_search(r):
             if "rerank" in e["rrf"]:
                 rr = e["rrf"]["rerank"]
                 print(f"    first-stage rank {rr['first_stage_rank']}, re-ranker score "
-                      f"{rr['score']:.3f}, final rank {rr['rank']}")
+                      f"{rr['reranker_score']:.3f}, final score {rr['score']:.3f}, final rank "
+                      f"{rr['rank']}")
     t = r["timings_ms"]
     print(f"({r['mode']}; index {t['load_index']:.0f} ms, search {t['search']:.2f} ms)")
 

@@ -159,8 +159,9 @@ class Retriever:
 
     def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
         """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share; with
-        a re-ranker also its first-stage rank (by `mode`), final score (`rerank_scores`) and
-        final rank (None outside the first stage's top `first_stage`)."""
+        a re-ranker also its first-stage rank (by `mode`), the re-ranker's own score, the final
+        score (`rerank_scores`) and the final rank (all None outside the first stage's top
+        `first_stage`)."""
         _, (dense, lexical) = self._lists(query)
         out = {}
         for name, ranking, w in (("dense", dense, self.weights[0]),
@@ -169,11 +170,17 @@ class Retriever:
             out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
         out["rrf"] = out["dense"]["contribution"] + out["bm25"]["contribution"]
         if self.reranker is not None:
-            first = [c.id for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
-            final = self.retrieve_scored(query, self.first_stage, mode)
-            ids = [c.id for c, _ in final]
-            at = ids.index(chunk_id) if chunk_id in ids else None
-            out["rerank"] = {"first_stage_rank": first.index(chunk_id) + 1 if at is not None
-                             else None, "score": final[at][1] if at is not None else None,
-                             "rank": at + 1 if at is not None else None}
+            first = [c for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
+            ids = [c.id for c in first]
+            if chunk_id not in ids:
+                out["rerank"] = dict.fromkeys(
+                    ("first_stage_rank", "reranker_score", "score", "rank"))
+                return out
+            raw = self.reranker.score(query, first)  # [n]
+            final = rerank_scores(raw, self.prior)  # [n]
+            i = ids.index(chunk_id)
+            out["rerank"] = {"first_stage_rank": i + 1, "reranker_score": float(raw[i]),
+                             "score": float(final[i]),
+                             "rank": 1 + int(sum((-final[j], j) < (-final[i], i)
+                                                 for j in range(len(ids))))}
         return out
