@@ -48,6 +48,13 @@ def word_ids(tokenizer) -> np.ndarray:
     return out
 
 
+def found_flags(query_words: np.ndarray, passage_words: np.ndarray) -> np.ndarray:
+    """Segment ids [Tq] of a query's word ids: 2 where the word is among the passage's, else 1
+    (a token of no word, id -1, is never found). Example: found_flags([3, -1, 5], [5, -1]) ->
+    [1, 1, 2]"""
+    return np.where((query_words >= 0) & np.isin(query_words, passage_words), 2, 1)
+
+
 class CrossEncoder:
     """Example: CrossEncoder.load().score("past of go", [chunk_a, chunk_b]) -> array([2.1, -0.4])
     """
@@ -82,8 +89,7 @@ class CrossEncoder:
     def flags(self, query: list[int], passage) -> np.ndarray:
         """The segment id of each query token [Tq] against one passage's ids: 2 where the
         token's text (word_ids) occurs in the passage, else 1."""
-        w = self.word[np.asarray(query)]  # [Tq]
-        return np.where((w >= 0) & np.isin(w, self.word[np.asarray(passage)]), 2, 1)
+        return found_flags(self.word[np.asarray(query)], self.word[np.asarray(passage)])
 
     def sequences(self, passages: np.ndarray, queries: list[list[int]]
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,8 +122,7 @@ class CrossEncoder:
                     for kv in per_layer]  # per layer: k, v [U, H, P, D]
         q = self.query_ids(query)
         w = self.word[np.asarray(q)]  # [Tq]
-        segments = np.array([np.where((w >= 0) & np.isin(w, self._words[c.id]), 2, 1)
-                             for c in chunks])  # [U, Tq]
+        segments = np.array([found_flags(w, self._words[c.id]) for c in chunks])  # [U, Tq]
         return self.model.scores_after(gathered, q, segments)
 
     def save(self, path: Path = RERANKER_PATH) -> None:
