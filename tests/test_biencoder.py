@@ -1,10 +1,11 @@
-"""The bi-encoder (biencoder.py, biencoder_layers.py, biencoder_pairs.py, biencoder_train.py):
-the new layers (weighted pooling, L2 norm, InfoNCE) and the whole model checked against
-central finite differences in float64; backward twice gives the same gradients; hand-checked
-examples; the LSA start is exactly LSA; training on a toy corpus drives the loss down and
-retrieves its own pairs, bit-for-bit reproducibly; save/load round trip and every broken file
-refused by name; no eval question is ever a training query. The Embedder-protocol tests
-(shape, unit rows, determinism) run on the shipped weights in test_embed.py."""
+"""The bi-encoder (encoders/biencoder.py, layers.py, words.py; training/encoder_pairs.py,
+encoder_train.py): the new layers (weighted pooling, L2 norm, InfoNCE) and the whole model
+checked against central finite differences in float64; backward twice gives the same
+gradients; hand-checked examples (the word ids too); the LSA start is exactly LSA; training on
+a toy corpus drives the loss down and retrieves its own pairs, bit-for-bit reproducibly;
+save/load round trip and every broken file refused by name; no eval question is ever a
+training query. The Embedder-protocol tests (shape, unit rows, determinism) run on the shipped
+weights in test_embed.py."""
 
 import json
 import re
@@ -24,7 +25,7 @@ from minirag.encoders.layers import (
     pool_backward,
     pool_forward,
 )
-from minirag.encoders.words import normalise
+from minirag.encoders.words import normalise, with_word_ids, word_bucket
 from minirag.training.encoder_pairs import make_pairs, sentences, training_pairs
 from minirag.training.encoder_train import HeldOut, TrainConfig, lsa_init, train
 from minitokenizer import BPETokenizer
@@ -184,6 +185,14 @@ def test_normalise_and_word_ids(tok):
     if len(pieces) > 1:  # a word of several tokens is followed by its hashed word id
         assert ids[:-1] == pieces and ids[-1] >= len(tok)
     assert all(i < len(tok) for i in model.token_ids("a"))  # one-token words get none
+
+
+def test_word_ids_by_hand():
+    starts = [True, False, False, True]  # ids 0 and 3 start a word, 1 and 2 continue one
+    word = 4 + word_bucket([0, 1, 2], 8)  # V = 4, K = 8: the word id of the pieces 0 1 2
+    assert with_word_ids([0, 1, 2, 3], starts, 4, 8) == [0, 1, 2, word, 3]
+    assert with_word_ids([3, 0, 1, 2], starts, 4, 8) == [3, 0, 1, 2, word]  # closed by the end
+    assert with_word_ids([3, 0, 3], starts, 4, 8) == [3, 0, 3]  # one-piece words get none
 
 
 def test_truncation_to_max_tokens(tok):

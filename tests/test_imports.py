@@ -17,7 +17,7 @@ FLOORS = [
     ["chunk"],
     ["embed", "encoders."],
     ["topk"],
-    ["store", "bm25"],
+    ["store", "bm25", "bm25_files"],
     ["retrieve", "scale."],
     ["index."],
     ["prompt"],

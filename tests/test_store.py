@@ -6,6 +6,7 @@ NaN/inf and wrong dimensions, and the save/load round trip with every tamper it 
 
 import json
 import math
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from fakes import TableEmbedder, make_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minirag import topk
 from minirag.chunk import Chunk, chunk_id
 from minirag.embed import VectorsOnly
 from minirag.files.persist import sha256_file
@@ -149,6 +151,19 @@ def test_top_k_rows_is_the_plain_top_k_of_every_query(m, k, seed):
         assert top.tolist() == want.tolist() and scores.tolist() == (V @ q)[want].tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(64, 3000), st.integers(1, 9), st.integers(0, 4), st.integers(0, 2**32 - 1),
+       st.sampled_from([0, 16, topk.SORT_MAX]))
+def test_top_k_equals_top_k_plain(n, k, levels, seed, sort_max):
+    """The fast top_k (a sampled threshold, then its candidates sorted, or partitioned when
+    there are more than SORT_MAX) returns exactly top_k_plain's indices, on continuous scores
+    (levels = 0) and on scores of 2..5 distinct values, where ties at the threshold abound."""
+    rng = np.random.default_rng(seed)
+    s = (rng.integers(0, 1 + levels, n) if levels else rng.standard_normal(n)).astype(np.float32)
+    with patch.object(topk, "SORT_MAX", sort_max):
+        assert topk.top_k(s, k).tolist() == top_k_plain(s, k).tolist()
+
+
 def test_top_k_sampled_threshold_on_a_big_vector():
     rng = np.random.default_rng(3)
     s = rng.integers(0, 50, size=100_000).astype(np.float32)  # many ties at the top
@@ -187,6 +202,8 @@ def test_zero_query_vector_matches_nothing():
     assert store.search("zero", 3) == []
     got = store.search_vectors(np.array([[0, 0, 0], [0, 0, 1]]), 1)
     assert got[0] == [] and got[1][0][0].text == "e"
+    got = store.search_vectors(np.array([[0, 0, 1], [0, 0, 0], [2, 1, 0]]), 1)  # [] in between
+    assert [[c.text for c, _ in hits] for hits in got] == [["e"], [], ["c"]]
 
 
 def test_zero_rows_are_kept_and_score_zero():

@@ -3,8 +3,9 @@
 What it is: a lexical index. A chunk scores high when it contains the query's rare words,
 often, and is not long. Postings are CSR-like arrays sorted by term, and each posting's whole
 contribution to a score (its "impact") is precomputed, so a query only gathers the postings of
-its terms and adds them up per chunk with one `np.bincount`.
-What it leaves out: stemming, stopwords, phrase and field queries, deletes.
+its terms and adds their impacts to their chunks' scores.
+What it leaves out: stemming, stopwords, phrase and field queries, deletes; the files a saved
+index is made of, and their checks (bm25_files.py).
 Follows DESIGN §3 `minirag.bm25.BM25Index` (Robertson and Zaragoza's Okapi BM25, Lucene's IDF
 and defaults); the formulas and their small-corpus pitfalls are in theory/03.
 
@@ -13,7 +14,6 @@ Letters: N chunks, V distinct terms, P postings ((term, chunk) pairs with tf >= 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from itertools import chain
@@ -21,20 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.chunk import Chunk, read_chunks, write_chunks
-from minirag.files.persist import (
-    check_sha256,
-    load_npy,
-    read_manifest,
-    sha256_file,
-    write_dir_atomic,
-)
+from minirag.bm25_files import ARRAYS, read_bm25, write_bm25
+from minirag.chunk import Chunk
 from minirag.topk import check_k, top_k
 
-FORMAT = "minirag.BM25Index"
-VERSION = 1
 IDFS = ("lucene", "okapi")
-ARRAYS = ("indptr", "doc", "tf", "doc_len")  # the postings arrays a saved index holds, as .npy
 _WORD = re.compile(r"\w+(?:'\w+)*")  # a run of \w (letters, digits, _), "don't" kept whole
 
 
@@ -243,64 +234,17 @@ class BM25Index:
     # ------------------------------------------------------------ saving
 
     def save(self, path) -> None:
-        """Write the index to directory `path` atomically: arrays as .npy, the rest as JSON."""
-        arrays = {n: getattr(self, n) for n in ARRAYS}
-
-        def write(tmp: Path) -> None:
-            for name, a in arrays.items():
-                np.save(tmp / f"{name}.npy", a)
-            (tmp / "vocab.json").write_text(json.dumps(list(self.vocab), ensure_ascii=False),
-                                            encoding="utf-8")
-            write_chunks(tmp / "chunks.jsonl", self.chunks)
-            files = [f"{n}.npy" for n in arrays] + ["vocab.json", "chunks.jsonl"]
-            manifest = {"format": FORMAT, "version": VERSION, "k1": self.k1, "b": self.b,
-                        "idf": self.idf_kind, "epsilon": self.epsilon, "count": len(self),
-                        "sha256": {f: sha256_file(tmp / f) for f in files}}
-            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-
-        write_dir_atomic(Path(path), write)
+        """Write the index to directory `path` atomically (the format: bm25_files.py)."""
+        params = {"k1": self.k1, "b": self.b, "idf": self.idf_kind, "epsilon": self.epsilon}
+        write_bm25(Path(path), params, {n: getattr(self, n) for n in ARRAYS}, list(self.vocab),
+                   self.chunks)
 
     @classmethod
     def load(cls, path) -> BM25Index:
         """Read an index saved by `save`; every mismatch raises BM25Error naming the file."""
-        path = Path(path)
-        mpath = path / "manifest.json"
-        m = read_manifest(mpath, {"format": FORMAT, "version": VERSION}, BM25Error)
-        if not isinstance(m.get("sha256"), dict):
-            raise BM25Error(f"{mpath}: bad or missing 'sha256': {m.get('sha256')!r}")
-        try:
-            index = cls(k1=m["k1"], b=m["b"], idf=m["idf"], epsilon=m["epsilon"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise BM25Error(f"{mpath}: bad or missing parameters ({e})") from None
-        count, files = m["count"], [f"{n}.npy" for n in ARRAYS] + ["vocab.json", "chunks.jsonl"]
-        check_sha256(path, {f: m["sha256"].get(f) for f in files}, mpath, BM25Error)
-        a = {n: load_npy(path / f"{n}.npy", BM25Error) for n in ARRAYS}
-        try:
-            vocab = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise BM25Error(f"{path}: unreadable index file ({e})") from None
-        _check_arrays(path, a, vocab, count)
-        index.chunks = read_chunks(path / "chunks.jsonl", count)
-        index._row = {c.id: i for i, c in enumerate(index.chunks)}
+        index, a, vocab, chunks = read_bm25(Path(path), cls, BM25Error)
         index.vocab = {t: i for i, t in enumerate(vocab)}
-        index.indptr, index.doc, index.tf, index.doc_len = (
-            a["indptr"], a["doc"], a["tf"], a["doc_len"])
-        index._derive()
+        index.indptr, index.doc, index.tf, index.doc_len = (a[n] for n in ARRAYS)
+        index.chunks, index._row = chunks, {c.id: i for i, c in enumerate(chunks)}
+        index._derive()  # IDF and impacts are never stored: they follow from the counts
         return index
-
-
-def _check_arrays(path: Path, a: dict[str, np.ndarray], vocab, count: int) -> None:
-    """The postings must describe `count` chunks and `len(vocab)` terms consistently."""
-    ip, doc, tf, dl = a["indptr"], a["doc"], a["tf"], a["doc_len"]
-    if not (isinstance(vocab, list) and all(isinstance(t, str) for t in vocab)
-            and len(set(vocab)) == len(vocab)):
-        raise BM25Error(f"{path / 'vocab.json'}: not a list of distinct terms")
-    if not (ip.dtype == np.int64 and ip.shape == (len(vocab) + 1,) and ip[0] == 0
-            and np.all(np.diff(ip) >= 0)):
-        raise BM25Error(f"{path / 'indptr.npy'}: not a CSR pointer over {len(vocab)} terms")
-    if not (doc.dtype == tf.dtype == np.int32 and dl.dtype == np.int64
-            and doc.shape == tf.shape == (ip[-1],) and dl.shape == (count,)):
-        raise BM25Error(f"{path / 'doc.npy'}, tf.npy, doc_len.npy: wrong dtype or length")
-    if len(doc) and (doc.min() < 0 or doc.max() >= count or tf.min() < 1 or
-                     not np.array_equal(np.bincount(doc, tf, minlength=count), dl)):
-        raise BM25Error(f"{path / 'doc.npy'}: postings do not add up to doc_len.npy")

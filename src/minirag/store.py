@@ -111,13 +111,20 @@ class FlatVectorStore:
         """Batched search: one result list per row of Q [m, d]."""
         k = check_k(k)
         Q = unit_rows(Q, self.d, "query")  # [m, d]; a copy: the caller's array is never scaled
-        results: list[list[tuple[Chunk, float]]] = [[] for _ in range(len(Q))]
-        live = np.flatnonzero(Q.any(axis=1))  # unit rows or zero rows: zero queries keep []
-        if len(self) == 0 or len(live) == 0:
-            return results
-        for r, (top, scores) in zip(live, top_k_rows(Q[live], self._buf[: len(self)], k)):
-            results[r] = [(self._chunks[i], float(s)) for i, s in zip(top, scores)]
-        return results
+        live = Q.any(axis=1).tolist()  # unit rows or zero rows: a zero query matches nothing
+        if len(self) == 0 or not any(live):
+            return [[] for _ in live]
+        V = self._buf[: len(self)]  # [N, d]
+        # subtle: around the scan a search is a handful of calls, each paid with cold caches,
+        # so the usual case (every query live) builds no index arrays and copies nothing
+        if all(live):
+            return [self._hits(top, scores) for top, scores in top_k_rows(Q, V, k)]
+        found = iter(top_k_rows(Q[live], V, k))  # the live queries' results, in order
+        return [self._hits(*next(found)) if ok else [] for ok in live]
+
+    def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[tuple[Chunk, float]]:
+        """(chunk, score) for rows [k] and scores [k]; tolist() makes every float at once."""
+        return [(self._chunks[i], s) for i, s in zip(rows.tolist(), scores.tolist(), strict=True)]
 
     # ------------------------------------------------------------ saving
 
@@ -205,6 +212,7 @@ def unit_rows(X, d: int, what: str = "vectors") -> np.ndarray:
     if not np.isfinite(X).all():
         raise StoreError(f"{what} contain NaN or inf")
     X = np.array(X, dtype=np.float32, order="C")  # [n, d], a copy we may scale
-    norms = np.linalg.norm(X, axis=1, keepdims=True)  # [n, 1]
+    # |x| = sqrt(sum of x_j^2): linalg.norm's own sum, without its checks and its extra copy
+    norms = np.sqrt((X * X).sum(axis=1, keepdims=True))  # [n, 1]
     np.divide(X, norms, out=X, where=norms > 0)
     return X

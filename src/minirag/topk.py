@@ -17,7 +17,8 @@ import numpy as np
 from minirag.files.persist import StoreError
 
 SAMPLE = 4096  # scores sampled per query to pick the top-k threshold (see top_k)
-BLOCK_BYTES = 32 << 20  # score block budget for batched search: 32 MiB of float32
+SORT_MAX = 4096  # top_k sorts at most this many candidates; more are partitioned first
+BLOCK_BYTES = 2 << 20  # score block budget for batched search: 2 MiB of float32
 SLACK = 1e-4  # a batch's threshold is lowered by this: two BLAS calls may round one dot apart
 
 
@@ -48,18 +49,21 @@ def top_k(s: np.ndarray, k: int) -> np.ndarray:
     A full argpartition of N scores costs as much as the mat-vec at N = 10^6, so first shrink
     the candidates: take every step-th score (a sample of <= SAMPLE), let t be the k-th largest
     score in the sample. At least k scores of s are >= t (the sampled ones), so the true top k
-    (ties included) all survive `s >= t`; only ~k * step of them do, and those are ranked.
+    (ties included) all survive `s >= t`; only ~k * step of them do, and those are sorted.
     """
     N = len(s)
     k = min(k, N)
     step = max(8, N // SAMPLE)
-    if N // step >= 8 * k:  # the sample holds k scores with room to spare
-        sample = s[::step]  # [N / step <= SAMPLE], a strided view
-        t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
-        cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
-    else:
-        return top_k_plain(s, k)  # small N (or huge k): partition everything
-    return cand[top_k_plain(s[cand], k)]  # cand ascending: ties still break by lower index
+    if N // step < 8 * k:  # small N (or huge k): the sample would hold too few scores
+        return top_k_plain(s, k)
+    sample = s[::step]  # [N / step <= SAMPLE], a strided view
+    t = np.partition(sample, len(sample) - k)[len(sample) - k]  # k-th largest sampled score
+    cand = np.flatnonzero(s >= t)  # [c] candidate rows, c >= k, ascending
+    if len(cand) > SORT_MAX:  # many ties at t (zero rows, integer scores): partition them
+        return cand[top_k_plain(s[cand], k)]
+    # a few calls on a few candidates: a stable sort of them beats partition's many steps,
+    # and as cand ascends, stability breaks ties by lower index
+    return cand[np.argsort(-s[cand], kind="stable")[:k]]
 
 
 def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -72,9 +76,9 @@ def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, n
     """
     N, m = len(V), len(Q)
     if m == 1:
-        # subtle: numpy's own dot loop (einsum) reads an [N, 64] matrix faster than the BLAS
-        # sgemv behind `V @ q` does on this machine (benchmarks/bench_store.py); same sums
-        s = np.einsum("nd,d->n", V, Q[0])  # [N]
+        # subtle: s = V @ q, as one short dot per row (vecdot), which reads an [N, 64] matrix
+        # faster than the sgemv behind `V @ q` does here (benchmarks/bench_store.py)
+        s = np.vecdot(V, Q[0])  # [N]
         top = top_k(s, k)
         return [(top, s[top])]
     k = min(k, N)
@@ -85,11 +89,13 @@ def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, n
     sample = Q @ V[::step].T  # [m, N / step] scores of every step-th row
     n_s = sample.shape[1]
     t = np.partition(sample, n_s - k, axis=1)[:, n_s - k] - SLACK  # [m] thresholds
-    rows_per_block = max(1, BLOCK_BYTES // (4 * m))  # the [m, R] score block stays in budget
+    # the [m, R] score block stays in budget, small enough to be tested while still in cache
+    rows_per_block = max(1, BLOCK_BYTES // (4 * m))
     found = []  # (query, row, score) arrays of the scores that clear their threshold
     for a in range(0, N, rows_per_block):
         S = Q @ V[a:a + rows_per_block].T  # [m, R]
-        qi, ri = np.nonzero(S >= t[:, None])  # [c], [c]
+        # flat positions, then (query, row): a 2-D np.nonzero walks the block far more slowly
+        qi, ri = np.divmod(np.flatnonzero(S >= t[:, None]), S.shape[1])  # [c], [c]
         found.append((qi, ri + a, S[qi, ri]))
     qi, ri, sc = (np.concatenate(x) for x in zip(*found))
     order = np.lexsort((ri, -sc, qi))  # by query, then score descending, then row

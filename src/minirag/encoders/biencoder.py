@@ -5,7 +5,7 @@ masked mean pooling -> two-layer GELU MLP -> L2 norm, so cosine similarity is a 
 (the bi-encoder of Karpukhin et al., "Dense Passage Retrieval", 2020, with one shared tower).
 Each layer is a `forward -> (out, cache)` / `backward(dout, cache)` pair; embedding, linear
 and GELU are minimodel's, the new ones (weighted pooling, L2 norm, InfoNCE) layers.py's.
-Training: training/encoder_train.py. The math: theory/01-embeddings-and-biencoders.md.
+How text becomes ids: words.py. Training: training/encoder_train.py. The math: theory/01.
 What it leaves out: attention (word order is ignored: a bag of tokens), two towers, a learned
 temperature. Truncation: a text is read up to its first `max_tokens` ids and the rest is
 ignored, explicitly (a 1 MB query costs as much as a long chunk).
@@ -32,7 +32,7 @@ from minimodel.layers import (
     linear_forward,
 )
 from minirag.encoders.layers import l2norm_backward, l2norm_forward, pool_backward, pool_forward
-from minirag.encoders.words import normalise, word_bucket
+from minirag.encoders.words import normalise, with_word_ids
 from minirag.files.artifacts import (
     MODELS_DIR,
     ArtifactError,
@@ -101,11 +101,7 @@ class MiniBiEncoder:
     # ---------------------------------------------------------------- text -> ids
     def token_ids(self, text: str) -> list[int]:
         """The ids the model reads: normalised text -> BPE ids, each word of 2+ tokens followed
-        by its word id (V + a hash of its tokens), truncated to the first max_tokens ids.
-
-        A 2048-token BPE spells most rare words in pieces (" swimming" -> " sw", "im", "ming"),
-        and pieces are shared by many words; the word id gives the whole word a vector of its
-        own, as fastText's hashed n-grams do (Joulin et al., 2017).
+        by its word id (words.with_word_ids), truncated to the first max_tokens ids.
         Example (word_buckets K): " go went" -> [id(" go"), id(" went")]; a 3-piece word
         -> [a, b, c, V + hash((a, b, c)) % K].
         """
@@ -113,26 +109,17 @@ class MiniBiEncoder:
             raise TypeError(f"expected a str, got {type(text).__name__}")
         cut = text[: self.cfg.max_tokens * 32]  # subtle: a BPE token is never > 32 chars here
         ids = self.tokenizer.encode(normalise(cut))
-        if not self.cfg.word_buckets:
-            return ids[: self.cfg.max_tokens]
-        out, word = [], []  # out: ids with word ids; word: the tokens of the current word
-        for t in [*ids, None]:
-            if t is None or self._starts_word[t]:
-                if len(word) > 1:
-                    out.append(self.cfg.vocab_size + word_bucket(word, self.cfg.word_buckets))
-                word = []
-            if t is not None:
-                out.append(t)
-                word.append(t)
-        return out[: self.cfg.max_tokens]
+        if self.cfg.word_buckets:
+            ids = with_word_ids(ids, self._starts_word, self.cfg.vocab_size,
+                                self.cfg.word_buckets)
+        return ids[: self.cfg.max_tokens]
 
     def batch(self, id_lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Pad to the longest: ids [B, T] (0 at padding) and mask [B, T] (0 at padding).
 
         With sublinear_tf, a token that occurs tf times in a text has mask log(1 + tf) / tf at
         each occurrence, so together they weigh log(1 + tf), not tf: the tenth "the" of a chunk
-        adds little. (The sparse bag of these tokens scores Recall@5 0.58 with raw counts,
-        0.63 with log counts on the eval set: see theory/01.)
+        adds little (theory/01, sublinear term frequency).
         """
         T = max(1, max(map(len, id_lists), default=1))
         ids = np.zeros((len(id_lists), T), dtype=np.int64)  # [B, T]
