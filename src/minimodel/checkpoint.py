@@ -75,3 +75,23 @@ def load_params(path, tokenizer_sha256: str | None = None, fmt: str = FORMAT
         raise CheckpointError(f"{path}: trained with tokenizer {config.get('tokenizer_sha256')!r}"
                               f", not the given one {tokenizer_sha256!r}")
     return params, config
+
+
+def load_model(cls, config_cls, path, tokenizer_sha256: str | None = None,
+               kind: str | None = None):
+    """`cls(config_cls(**config), params=...)` from a checkpoint of a MiniGPT or of a model on
+    its trunk whose header says `kind` (its save puts {"kind": ..., **config} there). Any file
+    whose arrays are not exactly the names, shapes and dtypes `cls(config)` has is refused."""
+    params, config = load_params(path, tokenizer_sha256)
+    if config.pop("kind", None) != kind:
+        raise CheckpointError(f"{path}: not a {kind or 'MiniGPT'} checkpoint")
+    try:
+        config = config_cls(**config)
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: bad config in the header ({e})") from e
+    fresh = cls(config).params  # the names, shapes and dtypes this config implies
+    spec = {k: (v.shape, v.dtype) for k, v in fresh.items()}
+    if {k: (v.shape, v.dtype) for k, v in params.items()} != spec:
+        raise CheckpointError(f"{path}: parameter names, shapes or dtypes do not match "
+                              "the config in the file")
+    return cls(config, params=params)

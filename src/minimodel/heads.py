@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .checkpoint import save_params
-from .mini_gpt import MiniGPT, MiniGPTConfig, load_model
+from .checkpoint import load_model, save_params
+from .mini_gpt import MiniGPT, MiniGPTConfig
 
 
 class TrunkWithHead:
@@ -46,4 +46,4 @@ class TrunkWithHead:
 
     @classmethod
     def load(cls, path, tokenizer_sha256: str | None = None):
-        return load_model(cls, path, tokenizer_sha256, kind=cls.KIND)
+        return load_model(cls, MiniGPTConfig, path, tokenizer_sha256, kind=cls.KIND)

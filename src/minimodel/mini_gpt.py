@@ -3,9 +3,9 @@
 What it is: token + position embeddings, pre-LayerNorm blocks (causal multi-head attention,
 GELU MLP), a final LayerNorm and an output head tied to the token embeddings. `forward` gives
 logits, `loss_and_grads` the mean cross-entropy (optionally masked) and the gradient of every
-parameter, `generate` decodes greedily or by sampling with a KV cache. What it leaves out:
-attention dropout, batched generation, mixed precision. Follows GPT-2 / nanoGPT; the layers
-live in layers.py, the math in theory/07-minigpt-reader.md.
+parameter, `generate` decodes greedily or by sampling with a KV cache (the loop: generate.py).
+What it leaves out: attention dropout, batched generation, mixed precision. Follows GPT-2 /
+nanoGPT; the layers live in layers.py, the math in theory/07-minigpt-reader.md.
 
 Shape letters as in layers.py: B batch, T positions, C d_model, V vocab.
 """
@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import layers as L
-from .checkpoint import CheckpointError, load_params, save_params
+from .checkpoint import load_model, save_params
+from .generate import generate
 
 
 @dataclass(frozen=True)
@@ -214,35 +215,10 @@ class MiniGPT:
 
     def generate(self, prompt_ids, max_new_tokens, temperature=0.0, top_k=None, stop_id=None,
                  rng=None, use_cache=True, return_logits=False):
-        """Append up to `max_new_tokens` ids to `prompt_ids` and return the new ids (the stop
-        token, when hit, is the last one). temperature 0 = greedy; otherwise sample from
-        softmax(logits / temperature) restricted to the `top_k` best, with `rng`.
-        use_cache=False recomputes the whole sequence each step (the slow reference).
+        """Greedy or sampled decoding with the KV cache (generate.py has the loop).
         Example: model.generate([1, 2], 3) -> [7, 7, 4]"""
-        cfg, ids = self.config, [int(t) for t in prompt_ids]
-        if len(ids) + max_new_tokens > cfg.block_size:
-            raise ValueError(f"prompt ({len(ids)}) + max_new_tokens ({max_new_tokens}) exceed "
-                             f"the context of {cfg.block_size} tokens")
-        if temperature > 0 and rng is None:
-            raise ValueError("sampling (temperature > 0) needs rng=np.random.default_rng(seed)")
-        kv = None
-        if use_cache:
-            D = cfg.d_model // cfg.n_head
-            kv = [L.KVCache(1, cfg.n_head, cfg.block_size, D, cfg.dtype)
-                  for _ in range(cfg.n_layer)]
-        new, all_logits, feed = [], [], ids  # feed: the ids the model has not seen yet
-        for _ in range(max_new_tokens):
-            if use_cache:
-                h, _ = self.hidden_forward(np.array([feed]), kv=kv)  # [1, len(feed), C]
-            else:
-                h, _ = self.hidden_forward(np.array([ids]))  # [1, len(ids), C]
-            logits = h[0, -1] @ self.params["wte"].T  # [C] @ [C, V] -> [V]
-            all_logits.append(logits)
-            nxt = _pick(logits, temperature, top_k, rng)
-            ids, new, feed = ids + [nxt], new + [nxt], [nxt]
-            if nxt == stop_id:
-                break
-        return (new, np.array(all_logits)) if return_logits else new  # ids, [n_new, V]
+        return generate(self, prompt_ids, max_new_tokens, temperature, top_k, stop_id, rng,
+                        use_cache, return_logits)
 
     # --------------------------------------------------------------------------- save, load
 
@@ -254,35 +230,4 @@ class MiniGPT:
     def load(cls, path, tokenizer_sha256: str | None = None) -> MiniGPT:
         """Read a checkpoint written by `save`. A tampered or truncated file, or a tokenizer
         fingerprint other than the expected one, is a CheckpointError naming the file."""
-        return load_model(cls, path, tokenizer_sha256)
-
-
-def load_model(cls, path, tokenizer_sha256: str | None = None, kind: str | None = None):
-    """`cls(config, params=...)` from a checkpoint of a MiniGPT or of a model on its trunk
-    whose header says `kind` (its save puts {"kind": ..., **config} there). Any file whose
-    arrays are not exactly the names, shapes and dtypes `cls(config)` has is refused."""
-    params, config = load_params(path, tokenizer_sha256)
-    if config.pop("kind", None) != kind:
-        raise CheckpointError(f"{path}: not a {kind or 'MiniGPT'} checkpoint")
-    try:
-        config = MiniGPTConfig(**config)
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: bad config in the header ({e})") from e
-    fresh = cls(config).params  # the names, shapes and dtypes this config implies
-    spec = {k: (v.shape, v.dtype) for k, v in fresh.items()}
-    if {k: (v.shape, v.dtype) for k, v in params.items()} != spec:
-        raise CheckpointError(f"{path}: parameter names, shapes or dtypes do not match "
-                              "the config in the file")
-    return cls(config, params=params)
-
-
-def _pick(logits, temperature, top_k, rng) -> int:
-    """Greedy when temperature == 0, else sample from the top-k softmax at that temperature."""
-    if temperature == 0:
-        return int(np.argmax(logits))
-    z = logits.astype(np.float64) / temperature  # [V]
-    if top_k is not None and top_k < z.size:
-        kth = np.partition(z, -top_k)[-top_k]  # the k-th largest logit
-        z = np.where(z < kth, -np.inf, z)  # [V] everything below it is impossible
-    prob = np.exp(z - z.max())  # [V]
-    return int(rng.choice(z.size, p=prob / prob.sum()))
+        return load_model(cls, MiniGPTConfig, path, tokenizer_sha256)
