@@ -1,5 +1,6 @@
 """minimodel.span_reader in isolation, on random ids: gradients of the span loss against
-central finite differences in float64 (every parameter tensor, sampled entries), backward
+central finite differences in float64 (every parameter tensor, sampled entries; gold
+positions and soft targets), backward
 twice, the masked softmax, best_span on hand-built scores (bounds, max length, segments, the
 null position), training through minimodel's loop until it points at the right tokens, and
 save/load with tampered files."""
@@ -38,6 +39,40 @@ def test_span_loss_gradients_match_finite_differences():
     worst = worst_sampled_error(lambda: model.loss_and_grads(*args)[0],
                                 model.params, grads, rng, per_tensor=5)
     assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
+
+
+def soft_targets(rng, allowed):
+    """[B, 2, T]: random distributions over the allowed positions (another reader's, say)."""
+    z = np.where(allowed[:, None, :], rng.normal(size=(allowed.shape[0], 2, allowed.shape[1])),
+                 -np.inf)
+    return np.exp(z) / np.exp(z).sum(axis=2, keepdims=True)
+
+
+def test_soft_target_gradients_match_finite_differences():
+    model, rng = tiny(), np.random.default_rng(11)
+    ids, _, allowed, segments = problem(rng)
+    args = (ids, soft_targets(rng, allowed), allowed, segments)
+    _, grads = model.loss_and_grads(*args)
+    worst = worst_sampled_error(lambda: model.loss_and_grads(*args)[0],
+                                model.params, grads, rng, per_tensor=5)
+    assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
+
+
+def test_one_hot_targets_equal_gold_positions_and_own_probs_give_zero_gradient():
+    model, rng = tiny(), np.random.default_rng(12)
+    ids, spans, allowed, segments = problem(rng)
+    one_hot = np.zeros((len(spans), 2, ids.shape[1]))
+    one_hot[np.arange(len(spans)), 0, spans[:, 0]] = 1
+    one_hot[np.arange(len(spans)), 1, spans[:, 1]] = 1
+    (l1, g1), (l2, g2) = (model.loss_and_grads(ids, t, allowed, segments)
+                          for t in (spans, one_hot))
+    assert l1 == pytest.approx(l2, abs=1e-12)
+    assert all(np.allclose(g1[k], g2[k], atol=1e-12) for k in g1)
+    own = model.span_probs(ids, allowed, segments)  # [B, 2, T]
+    assert np.allclose(own.sum(axis=2), 1) and np.all(own[:, :, ~allowed[0]] == 0)
+    # the model's own distributions are the minimum of the cross-entropy: gradient 0
+    _, g = model.loss_and_grads(ids, own, allowed, segments)
+    assert max(np.abs(v).max() for v in g.values()) < 1e-10
 
 
 def test_backward_twice_gives_identical_grads():

@@ -29,6 +29,19 @@ def masked_log_softmax(z, allowed):
     return z - np.log(np.exp(z).sum(axis=1, keepdims=True))  # [B, T]
 
 
+def span_targets(spans, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end target distributions [B, T] from gold positions spans [B, 2] (one-hot)
+    or from distributions spans [B, 2, T] (returned as they are)."""
+    spans = np.asarray(spans)
+    if spans.ndim == 3:
+        return spans[:, 0], spans[:, 1]
+    rows = np.arange(len(spans))
+    p_start, p_end = np.zeros((len(spans), T)), np.zeros((len(spans), T))  # [B, T]
+    p_start[rows, spans[:, 0]] = 1.0
+    p_end[rows, spans[:, 1]] = 1.0
+    return p_start, p_end
+
+
 class SpanReader(TrunkWithHead):
     """Example: SpanReader(MiniGPTConfig(vocab_size=10)).scores([[1, 2, 3]])[0].shape -> (1, 3)"""
 
@@ -46,28 +59,37 @@ class SpanReader(TrunkWithHead):
         return se[..., 0], se[..., 1], (cache, c_head)
 
     def loss_and_grads(self, ids, spans, allowed, segments=None, rng=None):
-        """Mean over the batch of -log p(start) - log p(end), each a softmax over the allowed
-        positions [B, T]; spans [B, 2] are the gold (start, end) positions (the null position
-        twice when the prompt holds no answer); segments [B, T] as in `scores`. A batch is
-        (ids, spans, allowed[, segments]), so minimodel.train.train runs this model as it runs
-        MiniGPT. `rng` turns dropout on. Returns (loss, grads), fresh arrays every call."""
-        start, end = np.asarray(spans)[:, 0], np.asarray(spans)[:, 1]  # [B], [B]
+        """Mean over the batch of the cross-entropy of start and end, each a softmax over the
+        allowed positions [B, T]. `spans` [B, 2]: the gold (start, end) positions (the null
+        position twice when the prompt holds no answer); or [B, 2, T]: target distributions
+        over the positions (soft targets, e.g. another reader's `span_probs`, for
+        distillation; a one-hot row is the same as its gold position). segments [B, T] as in
+        `scores`. A batch is (ids, spans, allowed[, segments]), so minimodel.train.train runs
+        this model as it runs MiniGPT. `rng` turns dropout on. Returns (loss, grads), fresh
+        arrays every call."""
         h, cache = self.gpt.hidden_forward(ids, rng=rng, segments=segments)  # [B, T, C]
         se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
         s, e = se[..., 0], se[..., 1]  # [B, T], [B, T]
-        B = s.shape[0]
-        rows = np.arange(B)
+        B, T = s.shape
+        p_start, p_end = span_targets(spans, T)  # [B, T], [B, T]
         ls, le = masked_log_softmax(s, allowed), masked_log_softmax(e, allowed)  # [B, T]
-        loss = -(ls[rows, start] + le[rows, end]).mean()
-        # d(-log softmax_k)/dz = softmax - onehot(k), zero where not allowed; / B for the mean
-        ds, de = np.exp(ls) * allowed, np.exp(le) * allowed  # [B, T]
-        ds[rows, start] -= 1.0
-        de[rows, end] -= 1.0
+        loss = -(p_start * np.where(allowed, ls, 0.0) + p_end * np.where(allowed, le, 0.0)
+                 ).sum() / B
+        # d(-sum p log softmax)/dz = softmax - p (p sums to 1), zero where not allowed; / B
+        ds = (np.exp(ls) - p_start) * allowed  # [B, T]
+        de = (np.exp(le) - p_end) * allowed  # [B, T]
         dse = np.stack([ds, de], axis=-1).astype(s.dtype) / B  # [B, T, 2]
         dh, g_w, g_b = L.linear_backward(dse, c_head)  # [B, T, C], [C, 2], [2]
         grads = self.gpt.hidden_backward(dh, cache)
         grads["span.w"], grads["span.b"] = g_w, g_b
         return float(loss), grads
+
+    def span_probs(self, ids, allowed, segments=None) -> np.ndarray:
+        """[B, 2, T]: the model's own start and end distributions over the allowed positions,
+        the soft targets `loss_and_grads` takes (a frozen copy's, to keep a model near it)."""
+        s, e, _ = self.scores(ids, segments)
+        return np.stack([np.exp(masked_log_softmax(s, allowed)),
+                         np.exp(masked_log_softmax(e, allowed))], axis=1) * allowed[:, None]
 
     def best_span(self, start, end, segments, null: int, max_len: int = 8):
         """The best (s, e) of one prompt's scores start, end [T] with s <= e < s + max_len,

@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
-    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "all"])
+    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "adapter", "all"])
 
     s = add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")

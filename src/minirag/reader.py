@@ -115,6 +115,8 @@ def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
 
 
 READER_PATH = MODELS_DIR / "reader.npz"
+# a LoRA adapter for the shipped reader: "A or B?" questions (training/adapter_train.py)
+ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
 
 
@@ -142,7 +144,10 @@ class Reader:
         return start[0], end[0]
 
     def read(self, prompt: Prompt) -> Reading:
-        ids = prompt.token_ids
+        return self.read_ids(prompt.token_ids)
+
+    def read_ids(self, ids: list[int]) -> Reading:
+        """`read` of a compact prompt's token ids (a training example's, say)."""
         start, end = self.scores(ids)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]

@@ -12,12 +12,14 @@ rows only, so the blind split stays blind. Metrics: minirag.eval.metrics (theory
 from __future__ import annotations
 
 import platform
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from minimodel.checkpoint import CheckpointError
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.encoders.minilm import TeacherMissing
@@ -150,9 +152,11 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
 def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[dict]:
     """The reader's rows (eval/reading.py) if a trained reader is shipped, else []: the
     retrieved rows once per hybrid configuration, the pipeline's first; of the re-ranked
-    ones only the pipeline's (with and without re-ranking, so the two can be compared)."""
+    ones only the pipeline's (with and without re-ranking, so the two can be compared).
+    With the shipped LoRA adapter, its rows too (`reader` "+choice adapter", against
+    "shipped"), on the pipeline's retriever only: what it gains and what it costs."""
     from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK
-    from minirag.reader import READER_PATH, Reader
+    from minirag.reader import ADAPTER_PATH, READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
     from minirag.eval.reading import evaluate_reader
@@ -163,8 +167,19 @@ def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[d
     retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_path).with_name("unanswerable.jsonl")
     unanswerable = load_questions(unanswerable_path) if unanswerable_path.is_file() else []
-    return evaluate_reader(Reader.load(), retrievers, retrievers[first].store.chunks,
-                           questions, unanswerable)
+    chunks = retrievers[first].store.chunks
+    out = [{**r, "reader": "shipped"} for r in evaluate_reader(
+        Reader.load(), retrievers, chunks, questions, unanswerable)]
+    if ADAPTER_PATH.is_file():
+        try:
+            adapted = Reader.load(adapter=ADAPTER_PATH)
+        except CheckpointError as e:  # made for a reader since rebuilt: say so, score the rest
+            print(f"warning: adapter rows left out: {e} (rebuild it: minirag train adapter)",
+                  file=sys.stderr)
+            return out
+        out += [{**r, "reader": "+choice adapter"} for r in evaluate_reader(
+            adapted, {first: retrievers[first]}, chunks, questions, unanswerable)]
+    return out
 
 
 def environment(kb: Path, n_questions: int) -> dict:

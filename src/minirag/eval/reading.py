@@ -21,7 +21,7 @@ from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever
 from minirag.training.facts import HELD_OUT_VERBS, Fact, table_facts
 from minirag.training.questions import EVAL_PHRASINGS
-from minirag.training.reader_data import nonce_verb
+from minirag.training.reader_data import Example, nonce_verb
 
 
 def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:
@@ -90,6 +90,17 @@ def evaluate_reader(reader: Reader, retrievers: dict[str, Retriever], chunks: li
                                   for q in unanswerable], False, name)
     out += faithfulness_rows(reader, retrievers, chunks, k)
     return out
+
+
+def examples_exact_match(reader: Reader, examples: list[Example]) -> float:
+    """Share of examples read right: an answer holding the gold answer's words (the eval's
+    exact_match), or an abstention when the example holds no answer."""
+    ok = 0
+    for e in examples:
+        r = reader.read_ids(e.ids)
+        ok += r.abstained if e.answer is None else (
+            not r.abstained and bool(exact_match(r.answer, e.answer)))
+    return ok / len(examples)
 
 
 def faithfulness_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: list[Chunk],

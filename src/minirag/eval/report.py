@@ -47,9 +47,10 @@ def format_eval(report: dict) -> str:
         out.append("Reader (MiniGPT span reader, k = 3 retrieved chunks; answer_in_prompt: the "
                    "gold answer is in one window of the prompt, the most exact_match can be)")
         out.append(table([{**r, "retriever": r.get("retriever") or "-",
+                           "reader": r.get("reader", "shipped"),
                            **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
                           for r in report["reader"]],
-                         ["context", "retriever", "group", "n", *READER_COLUMNS]))
+                         ["reader", "context", "retriever", "group", "n", *READER_COLUMNS]))
         out.append("")
     if report.get("sweep"):
         out.append("Chunk size and overlap sweep, hybrid(hashing+bm25)")

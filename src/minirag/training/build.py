@@ -28,6 +28,7 @@ from minirag.files.artifacts import (
 )
 from minirag.files.kb import DEFAULT_KB, REPO_ROOT, read_kb
 from minirag.files.special_tokens import SPECIAL_TOKENS
+from minirag.training.adapter_train import build_adapter
 from minirag.training.encoder_train import TrainConfig, train
 from minirag.training.reader_train import build_reader
 from minirag.training.rerank_train import build_reranker
@@ -111,9 +112,9 @@ def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
 
 
 # in dependency order: every model uses the tokenizer; the re-ranker's negatives come from
-# the bi-encoder's hybrid retriever
+# the bi-encoder's hybrid retriever; the adapter is made for the reader (its sha256)
 BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader": build_reader,
-            "reranker": build_reranker}
+            "reranker": build_reranker, "adapter": build_adapter}
 
 
 def build(names: list[str], log=print) -> dict:

@@ -25,7 +25,7 @@ from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.files.special_tokens import PAD
 from minirag.reader import N_COLUMNS, READER_PATH, Reader, token_types, windows
-from minirag.training.facts import all_facts, held_out_forms, scrub, table_facts
+from minirag.training.facts import Fact, all_facts, held_out_forms, scrub, table_facts
 from minirag.training.reader_data import Example, training_set
 
 
@@ -62,24 +62,43 @@ def to_batch(examples: list[Example], tokenizer, n_columns: int = N_COLUMNS):
     return ids, spans, allowed, types
 
 
+@dataclass(frozen=True)
+class ReaderWorld:
+    """What every reader example is drawn from: the KB's chunks with the held-out verbs
+    scrubbed out (`pool`), their facts by kind, a BM25 index of the pool (distractors) and
+    the words a nonce verb may not be (`real_words`: the KB's, held-out verbs included)."""
+    pool: list[Chunk]
+    facts: dict[str, list[Fact]]
+    bm25: BM25Index
+    real_words: frozenset[str]
 
-def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=print):
-    """(train examples, eval examples) from the KB with the held-out verbs scrubbed out."""
+
+def reader_world(kb: Path = DEFAULT_KB, tokenizer=None) -> ReaderWorld:
     tokenizer = tokenizer or load_tokenizer()
     chunks = load_kb(kb, tokenizer=tokenizer)
     forms = held_out_forms([f for c in chunks for f in table_facts(c) if f.kind == "verb"])
     pool = [Chunk(c.id, t, c.doc_id, c.offset, c.metadata)
             for c in chunks if (t := scrub(c.text, forms)).strip()]
-    facts = all_facts(pool)
     bm25 = BM25Index()
     bm25.add(pool)
-    log(f"reader data: {len(pool)} chunks, facts " +
-        ", ".join(f"{k} {len(v)}" for k, v in facts.items()))
-    # a nonce verb must not be a word of the KB (held-out verbs included)
     real_words = frozenset(w for c in chunks for w in tokenize(c.text)) | forms
-    make = lambda n, seed: training_set(facts, pool, bm25, tokenizer, n,  # noqa: E731
-                                        np.random.default_rng(seed), real_words)
-    return make(cfg.n_train, [cfg.seed, 0]), make(cfg.n_eval, [cfg.seed, 1])
+    return ReaderWorld(pool, all_facts(pool), bm25, real_words)
+
+
+def mixed_examples(world: ReaderWorld, tokenizer, n: int, seed) -> list[Example]:
+    """`n` examples of the shipped reader's training mix (reader_data.MIX), drawn with `seed`."""
+    return training_set(world.facts, world.pool, world.bm25, tokenizer, n,
+                        np.random.default_rng(seed), world.real_words)
+
+
+def training_data(cfg: ReaderConfig, kb: Path = DEFAULT_KB, tokenizer=None, log=print):
+    """(train examples, eval examples) from the KB with the held-out verbs scrubbed out."""
+    tokenizer = tokenizer or load_tokenizer()
+    world = reader_world(kb, tokenizer)
+    log(f"reader data: {len(world.pool)} chunks, facts " +
+        ", ".join(f"{k} {len(v)}" for k, v in world.facts.items()))
+    return (mixed_examples(world, tokenizer, cfg.n_train, [cfg.seed, 0]),
+            mixed_examples(world, tokenizer, cfg.n_eval, [cfg.seed, 1]))
 
 
 def train_reader(cfg: ReaderConfig = ReaderConfig(), kb: Path = DEFAULT_KB,
