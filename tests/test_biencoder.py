@@ -140,10 +140,14 @@ def model_loss_and_grads(model, qi, qm, pi, pm, banned):
     return loss, {k: gq[k] + gp[k] for k in gq}, (dq, cq)
 
 
-def test_whole_model_gradients_match_finite_differences(tok):
-    model = small(tok)
+@pytest.mark.parametrize("n_layer", [0, 1], ids=["bag", "attention"])
+def test_whole_model_gradients_match_finite_differences(tok, n_layer):
+    model = small(tok, n_layer=n_layer, n_head=2)
     rng = np.random.default_rng(3)
     model.params["tok_logw"][:] = 0.3 * rng.standard_normal(model.params["tok_logw"].shape)
+    for name in model.params:  # blocks start as the identity: move them off it first
+        if name.startswith(("h0.", "wpe")):
+            model.params[name] += 0.3 * rng.standard_normal(model.params[name].shape)
     model.set_idf([model.token_ids(t) for t in ["cats sleep", "the dough", "snow frost"]])
     batch = toy_batch(model)
     _, grads, _ = model_loss_and_grads(model, *batch)
@@ -165,6 +169,24 @@ def test_whole_model_gradients_match_finite_differences(tok):
         want = numeric_grad(loss, sub)
         got = grads[name][used] if name.startswith("tok") else grads[name]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_attention_blocks_start_as_the_identity_and_ignore_padding(tok):
+    bag, ctx = small(tok), small(tok, n_layer=2, n_head=2)
+    for k in bag.params:  # the same token table, weights and MLP
+        ctx.params[k][...] = bag.params[k]
+    texts = ["cats sleep on mats", "the dough rises", ""]
+    assert np.allclose(ctx.embed(texts), bag.embed(texts), atol=1e-12)  # identity at start
+    rng = np.random.default_rng(5)
+    for name in ctx.params:
+        if name.startswith(("h0.", "h1.", "wpe")):
+            ctx.params[name] += 0.3 * rng.standard_normal(ctx.params[name].shape)
+    ids, mask = ctx.batch([ctx.token_ids(t) for t in texts[:2]])  # row 1 padded
+    alone = ctx.forward(*ctx.batch([ctx.token_ids(texts[1])]))[0]
+    np.testing.assert_allclose(ctx.forward(ids, mask)[0][1], alone[0], atol=1e-12)
+    order = ctx.embed(["dough rises the"])  # word order now counts; in a bag it does not
+    assert not np.allclose(order, ctx.embed(["the dough rises"]))
+    assert np.allclose(bag.embed(["dough rises the"]), bag.embed(["the dough rises"]))
 
 
 def test_backward_twice_gives_the_same_gradients(tok):
@@ -287,8 +309,9 @@ def test_no_training_query_is_near_an_eval_question(repo):
 # ------------------------------------------------------------------------------------ files
 
 
-def test_save_load_round_trip(tok, tmp_path):
-    model = small(tok, np.float32)
+@pytest.mark.parametrize("n_layer", [0, 1], ids=["bag", "attention"])
+def test_save_load_round_trip(tok, tmp_path, n_layer):
+    model = small(tok, np.float32, n_layer=n_layer, n_head=2)
     model.set_idf([model.token_ids(t) for t in ["cats sleep", "snow"]])
     model.save(tmp_path / "m.npz")
     again = MiniBiEncoder.load(tmp_path / "m.npz", tok)

@@ -115,8 +115,9 @@ def attention_params(rng, C):
             rng.normal(size=(C, C)) * 0.5, rng.normal(size=C) * 0.1)
 
 
-def naive_attention(x, w_qkv, b_qkv, w_o, b_o, n_head):
-    """The oracle: loops over batch rows, heads, query and key positions."""
+def naive_attention(x, w_qkv, b_qkv, w_o, b_o, n_head, causal=True, key_mask=None):
+    """The oracle: loops over batch rows, heads, query and key positions; a query sees the keys
+    j <= t (causal) or all of them, minus those key_mask [B, T] hides."""
     B, T, C = x.shape
     D = C // n_head
     qkv = x @ w_qkv + b_qkv
@@ -125,9 +126,11 @@ def naive_attention(x, w_qkv, b_qkv, w_o, b_o, n_head):
         for h in range(n_head):
             q, k, v = (qkv[b, :, j * C + h * D: j * C + (h + 1) * D] for j in range(3))
             for t in range(T):
-                s = np.array([q[t] @ k[j] / math.sqrt(D) for j in range(t + 1)])  # keys <= t
+                seen = [j for j in range(T) if (j <= t or not causal)
+                        and (key_mask is None or key_mask[b, j])]
+                s = np.array([q[t] @ k[j] / math.sqrt(D) for j in seen])
                 a = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
-                y[b, t, h * D:(h + 1) * D] = a @ v[: t + 1]
+                y[b, t, h * D:(h + 1) * D] = a @ v[seen]
     return y @ w_o + b_o
 
 
@@ -143,6 +146,37 @@ def test_attention_equals_the_naive_loop(rng):
     one, _ = L.attention_forward(x[:, :1], *p, n_head=2)
     v = (x[:, :1] @ p[0] + p[1])[..., 16:]
     np.testing.assert_allclose(one, v @ p[2] + p[3])
+
+
+def test_encoder_attention_sees_both_ways_and_never_a_hidden_key(rng):
+    x = rng.normal(size=(2, 5, 8))
+    p = attention_params(rng, 8)
+    keep = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)  # row 0: 2 padding keys
+    out, cache = L.attention_forward(x, *p, n_head=2, causal=False, key_mask=keep)
+    want = naive_attention(x, *p, n_head=2, causal=False, key_mask=keep)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    att = cache[-1]  # [B, H, T, T]
+    assert np.all(att[0, :, :, 3:] == 0.0) and np.all(att[0, :, :, :3] > 0)
+    # what padding holds cannot change a real position's output
+    x2 = x.copy()
+    x2[0, 3:] = rng.normal(size=(2, 8))
+    out2, _ = L.attention_forward(x2, *p, n_head=2, causal=False, key_mask=keep)
+    np.testing.assert_allclose(out2[0, :3], out[0, :3], rtol=1e-12, atol=1e-12)
+    # a row with no key left sees them all instead of dividing by zero
+    none, _ = L.attention_forward(x, *p, n_head=2, causal=False, key_mask=np.zeros((2, 5), bool))
+    np.testing.assert_allclose(none, L.attention_forward(x, *p, n_head=2, causal=False)[0])
+
+
+def test_encoder_attention_matches_finite_differences(rng):
+    x = rng.normal(size=(2, 4, 6))
+    p = list(attention_params(rng, 6))
+    r = rng.normal(size=(2, 4, 6))
+    keep = np.array([[1, 1, 0, 1], [1, 1, 1, 1]], dtype=bool)
+    run = lambda: L.attention_forward(x, *p, n_head=3, causal=False, key_mask=keep)  # noqa: E731
+    grads = L.attention_backward(r, run()[1])
+    for name, arr, g in zip(["dx", "dw_qkv", "db_qkv", "dw_o", "db_o"], [x, *p], grads,
+                            strict=True):
+        check(f"encoder attention {name}", g, numeric_grad(lambda: proj_loss(run()[0], r), arr))
 
 
 def test_attention_matches_finite_differences(rng):

@@ -143,9 +143,13 @@ class KVCache:
         return self.k[:, :, : self.n], self.v[:, :, : self.n]  # [B, H, S, D] each, S = n
 
 
-def attention_forward(x, w_qkv, b_qkv, w_o, b_o, n_head, kv: KVCache | None = None):
-    """Causal multi-head self-attention. With `kv`, the T new positions also attend to the
-    positions already in the cache (generation); the cache for backward is then not usable."""
+def attention_forward(x, w_qkv, b_qkv, w_o, b_o, n_head, kv: KVCache | None = None,
+                      causal: bool = True, key_mask=None):
+    """Multi-head self-attention, causal by default. With `kv`, the T new positions also attend
+    to the positions already in the cache (generation); the cache for backward is then not
+    usable. `causal=False`: every position sees every other (an encoder, as BERT's).
+    `key_mask` [B, S] bool: False hides a key (padding); a row with no key left sees them all
+    (its output is then meaningless, and a padded text's pooling weight is 0 anyway)."""
     B, T, C = x.shape
     D = C // n_head
     qkv, c_qkv = linear_forward(x, w_qkv, b_qkv)  # [B, T, C] -> [B, T, 3C]
@@ -155,9 +159,13 @@ def attention_forward(x, w_qkv, b_qkv, w_o, b_o, n_head, kv: KVCache | None = No
         k, v = kv.append(k, v)  # [B, H, S, D]: the past positions, then these T
     S = k.shape[2]
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(D)  # [B,H,T,D] @ [B,H,D,S] -> [B,H,T,S]
-    # causal mask: query t sits at absolute position (S - T) + t and may see keys j <= that.
-    future = np.arange(S)[None, :] > np.arange(S - T, S)[:, None]  # [T, S] bool
-    scores = np.where(future, -np.inf, scores)  # [B, H, T, S]
+    if causal:  # query t sits at absolute position (S - T) + t and may see keys j <= that
+        future = np.arange(S)[None, :] > np.arange(S - T, S)[:, None]  # [T, S] bool
+        scores = np.where(future, -np.inf, scores)  # [B, H, T, S]
+    if key_mask is not None:
+        keep = np.asarray(key_mask, dtype=bool)  # [B, S]
+        keep = keep | ~keep.any(axis=1, keepdims=True)  # a row with no key: see them all
+        scores = np.where(keep[:, None, None, :], scores, -np.inf)  # [B, H, T, S]
     att = np.exp(scores - scores.max(axis=-1, keepdims=True))  # [B, H, T, S] (stable softmax)
     att /= att.sum(axis=-1, keepdims=True)  # [B, H, T, S] rows sum to 1, zeros in the future
     y = att @ v  # [B, H, T, S] @ [B, H, S, D] -> [B, H, T, D]
@@ -176,7 +184,7 @@ def attention_backward(dout, cache):
     datt = dy @ v.transpose(0, 1, 3, 2)  # [B, H, T, D] @ [B, H, D, S] -> [B, H, T, S]
     dv = att.transpose(0, 1, 3, 2) @ dy  # [B, H, S, T] @ [B, H, T, D] -> [B, H, S, D]
     # softmax per row: dscores = att * (datt - sum_j datt_j att_j). Masked entries have
-    # att = 0, so no gradient flows to the future, exactly as the -inf intended.
+    # att = 0, so no gradient flows to the future (or to padding), as the -inf intended.
     dscores = att * (datt - (datt * att).sum(axis=-1, keepdims=True))  # [B, H, T, S]
     dscores *= 1.0 / math.sqrt(D)  # scores = q k^T / sqrt(D)
     dq = dscores @ k  # [B, H, T, S] @ [B, H, S, D] -> [B, H, T, D]

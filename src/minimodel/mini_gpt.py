@@ -70,13 +70,7 @@ class MiniGPT:
         if cfg.n_segments:
             p["wse"] = normal(cfg.n_segments, C)  # [S, C] segment embeddings
         for i in range(cfg.n_layer):
-            h, s_res = f"h{i}.", std / np.sqrt(2 * cfg.n_layer)
-            p[h + "ln1.g"], p[h + "ln1.b"] = np.ones(C), np.zeros(C)  # [C], [C]
-            p[h + "attn.w_qkv"], p[h + "attn.b_qkv"] = normal(C, 3 * C), np.zeros(3 * C)  # [C,3C]
-            p[h + "attn.w_o"], p[h + "attn.b_o"] = normal(C, C, s=s_res), np.zeros(C)  # [C, C]
-            p[h + "ln2.g"], p[h + "ln2.b"] = np.ones(C), np.zeros(C)  # [C], [C]
-            p[h + "mlp.w_fc"], p[h + "mlp.b_fc"] = normal(C, 4 * C), np.zeros(4 * C)  # [C, F]
-            p[h + "mlp.w_proj"], p[h + "mlp.b_proj"] = normal(4 * C, C, s=s_res), np.zeros(C)
+            p.update(block_params(f"h{i}.", C, cfg.n_layer, rng, std))
         p["lnf.g"], p["lnf.b"] = np.ones(C), np.zeros(C)  # [C], [C]
         return {k: v.astype(cfg.dtype) for k, v in p.items()}
 
@@ -133,25 +127,12 @@ class MiniGPT:
         x, c_drop = L.dropout_forward(x, cfg.dropout, rng)  # [B, T, C]
         blocks = []
         for i in range(cfg.n_layer):
-            x, c = self._block_forward(x, f"h{i}.", kv[i] if kv else None, rng)  # [B, T, C]
+            x, c = block_forward(x, p, f"h{i}.", cfg.n_head, cfg.dropout,  # [B, T, C]
+                                 kv[i] if kv else None, rng)
             blocks.append(c)
         h, c_lnf = L.layernorm_forward(x, p["lnf.g"], p["lnf.b"])  # [B, T, C]
         return h, {"tok": c_tok, "seg": c_seg, "drop": c_drop, "blocks": blocks, "lnf": c_lnf,
                    "T": T}
-
-    def _block_forward(self, x, pre, kv, rng):
-        # pre-LN: x + attn(ln1(x)), then x + mlp(ln2(x)); the residual stream is never normed.
-        p, cfg = self.params, self.config
-        a, c_ln1 = L.layernorm_forward(x, p[pre + "ln1.g"], p[pre + "ln1.b"])  # [B, T, C]
-        a, c_att = L.attention_forward(a, p[pre + "attn.w_qkv"], p[pre + "attn.b_qkv"],
-                                       p[pre + "attn.w_o"], p[pre + "attn.b_o"], cfg.n_head, kv)
-        a, c_d1 = L.dropout_forward(a, cfg.dropout, rng)  # [B, T, C]
-        x = x + a  # [B, T, C]
-        m, c_ln2 = L.layernorm_forward(x, p[pre + "ln2.g"], p[pre + "ln2.b"])  # [B, T, C]
-        m, c_mlp = L.mlp_forward(m, p[pre + "mlp.w_fc"], p[pre + "mlp.b_fc"],
-                                 p[pre + "mlp.w_proj"], p[pre + "mlp.b_proj"])  # [B, T, C]
-        m, c_d2 = L.dropout_forward(m, cfg.dropout, rng)  # [B, T, C]
-        return x + m, (c_ln1, c_att, c_d1, c_ln2, c_mlp, c_d2)  # [B, T, C]
 
     def head(self, h):
         """The tied output head: logits = h wte^T, so a token's input and output vectors agree."""
@@ -174,7 +155,7 @@ class MiniGPT:
         p, g = self.params, {}
         dx, g["lnf.g"], g["lnf.b"] = L.layernorm_backward(dh, cache["lnf"])  # [B, T, C]
         for i in reversed(range(self.config.n_layer)):
-            dx = self._block_backward(dx, cache["blocks"][i], f"h{i}.", g)  # [B, T, C]
+            dx = block_backward(dx, cache["blocks"][i], f"h{i}.", g)  # [B, T, C]
         dx = L.dropout_backward(dx, cache["drop"])  # [B, T, C]
         g["wpe"] = np.zeros_like(p["wpe"])  # [Tmax, C]
         g["wpe"][: cache["T"]] = dx.sum(axis=0)  # x = tok + wpe[:T], broadcast over B
@@ -182,22 +163,6 @@ class MiniGPT:
         if cache["seg"] is not None:
             g["wse"] = L.embedding_backward(dx, cache["seg"])  # [S, C]
         return g
-
-    def _block_backward(self, dx, cache, pre, g):
-        # Walk the block backwards; each residual add copies the gradient to both branches.
-        c_ln1, c_att, c_d1, c_ln2, c_mlp, c_d2 = cache
-        dm = L.dropout_backward(dx, c_d2)  # [B, T, C]
-        m = pre + "mlp."
-        dm, g[m + "w_fc"], g[m + "b_fc"], g[m + "w_proj"], g[m + "b_proj"] = L.mlp_backward(
-            dm, c_mlp)  # [B, T, C]
-        dm, g[pre + "ln2.g"], g[pre + "ln2.b"] = L.layernorm_backward(dm, c_ln2)  # [B, T, C]
-        dx = dx + dm  # [B, T, C] residual: x + mlp(ln2(x))
-        da = L.dropout_backward(dx, c_d1)  # [B, T, C]
-        a = pre + "attn."
-        da, g[a + "w_qkv"], g[a + "b_qkv"], g[a + "w_o"], g[a + "b_o"] = L.attention_backward(
-            da, c_att)  # [B, T, C]
-        da, g[pre + "ln1.g"], g[pre + "ln1.b"] = L.layernorm_backward(da, c_ln1)  # [B, T, C]
-        return dx + da  # [B, T, C] residual: x + attn(ln1(x))
 
     def loss_and_grads(self, ids, targets, mask=None, rng=None):
         """Mean cross-entropy of next-token `targets` [B, T] where `mask` [B, T] is 1 (all
@@ -231,3 +196,53 @@ class MiniGPT:
         """Read a checkpoint written by `save`. A tampered or truncated file, or a tokenizer
         fingerprint other than the expected one, is a CheckpointError naming the file."""
         return load_model(cls, MiniGPTConfig, path, tokenizer_sha256)
+
+
+def block_params(pre: str, C: int, n_layer: int, rng: np.random.Generator, std: float = 0.02
+                 ) -> dict[str, np.ndarray]:
+    """One pre-LN block's parameters, named `pre` + "ln1.g" ...; GPT-2's init (MiniGPT's
+    _init_params): the two projections into the residual stream scaled by 1/sqrt(2 n_layer)."""
+    normal = lambda *shape, s=std: rng.normal(0.0, s, size=shape)  # noqa: E731
+    s_res = std / np.sqrt(2 * n_layer)
+    return {pre + "ln1.g": np.ones(C), pre + "ln1.b": np.zeros(C),  # [C], [C]
+            pre + "attn.w_qkv": normal(C, 3 * C), pre + "attn.b_qkv": np.zeros(3 * C),  # [C, 3C]
+            pre + "attn.w_o": normal(C, C, s=s_res), pre + "attn.b_o": np.zeros(C),  # [C, C]
+            pre + "ln2.g": np.ones(C), pre + "ln2.b": np.zeros(C),  # [C], [C]
+            pre + "mlp.w_fc": normal(C, 4 * C), pre + "mlp.b_fc": np.zeros(4 * C),  # [C, F]
+            pre + "mlp.w_proj": normal(4 * C, C, s=s_res), pre + "mlp.b_proj": np.zeros(C)}
+
+
+def block_forward(x, p, pre, n_head, dropout=0.0, kv=None, rng=None, causal=True,
+                  key_mask=None):
+    """One pre-LN block on x [B, T, C]: x + attn(ln1(x)), then x + mlp(ln2(x)); the residual
+    stream is never normed. `causal`, `key_mask`: as layers.attention_forward (an encoder
+    passes causal=False and its padding mask). Returns (out [B, T, C], cache)."""
+    a, c_ln1 = L.layernorm_forward(x, p[pre + "ln1.g"], p[pre + "ln1.b"])  # [B, T, C]
+    a, c_att = L.attention_forward(a, p[pre + "attn.w_qkv"], p[pre + "attn.b_qkv"],
+                                   p[pre + "attn.w_o"], p[pre + "attn.b_o"], n_head, kv,
+                                   causal, key_mask)
+    a, c_d1 = L.dropout_forward(a, dropout, rng)  # [B, T, C]
+    x = x + a  # [B, T, C]
+    m, c_ln2 = L.layernorm_forward(x, p[pre + "ln2.g"], p[pre + "ln2.b"])  # [B, T, C]
+    m, c_mlp = L.mlp_forward(m, p[pre + "mlp.w_fc"], p[pre + "mlp.b_fc"],
+                             p[pre + "mlp.w_proj"], p[pre + "mlp.b_proj"])  # [B, T, C]
+    m, c_d2 = L.dropout_forward(m, dropout, rng)  # [B, T, C]
+    return x + m, (c_ln1, c_att, c_d1, c_ln2, c_mlp, c_d2)  # [B, T, C]
+
+
+def block_backward(dx, cache, pre, g):
+    """dL/dx [B, T, C] of `block_forward`'s input; the block's gradients go into g by name.
+    Walks the block backwards; each residual add copies the gradient to both branches."""
+    c_ln1, c_att, c_d1, c_ln2, c_mlp, c_d2 = cache
+    dm = L.dropout_backward(dx, c_d2)  # [B, T, C]
+    m = pre + "mlp."
+    dm, g[m + "w_fc"], g[m + "b_fc"], g[m + "w_proj"], g[m + "b_proj"] = L.mlp_backward(
+        dm, c_mlp)  # [B, T, C]
+    dm, g[pre + "ln2.g"], g[pre + "ln2.b"] = L.layernorm_backward(dm, c_ln2)  # [B, T, C]
+    dx = dx + dm  # [B, T, C] residual: x + mlp(ln2(x))
+    da = L.dropout_backward(dx, c_d1)  # [B, T, C]
+    a = pre + "attn."
+    da, g[a + "w_qkv"], g[a + "b_qkv"], g[a + "w_o"], g[a + "b_o"] = L.attention_backward(
+        da, c_att)  # [B, T, C]
+    da, g[pre + "ln1.g"], g[pre + "ln1.b"] = L.layernorm_backward(da, c_ln1)  # [B, T, C]
+    return dx + da  # [B, T, C] residual: x + attn(ln1(x))

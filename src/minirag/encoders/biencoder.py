@@ -6,7 +6,9 @@ masked mean pooling -> two-layer GELU MLP -> L2 norm, so cosine similarity is a 
 Each layer is a `forward -> (out, cache)` / `backward(dout, cache)` pair; embedding, linear
 and GELU are minimodel's, the new ones (weighted pooling, L2 norm, InfoNCE) layers.py's.
 How text becomes ids: words.py. Training: training/encoder_train.py. The math: theory/01.
-What it leaves out: attention (word order is ignored: a bag of tokens), two towers, a learned
+With `n_layer` > 0 the token vectors first go through that many bidirectional attention blocks
+(layers.context_forward: word order and neighbours count); at 0, the default, the tower is a bag
+of tokens (which one wins: theory/01 §11). What it leaves out: two towers, a learned
 temperature. Truncation: a text is read up to its first `max_tokens` ids and the rest is
 ignored, explicitly (a 1 MB query costs as much as a long chunk).
 
@@ -22,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from minimodel.checkpoint import CheckpointError, load_params, save_params
 from minimodel.layers import (
     embedding_backward,
     embedding_forward,
@@ -31,22 +32,25 @@ from minimodel.layers import (
     linear_backward,
     linear_forward,
 )
-from minirag.encoders.layers import l2norm_backward, l2norm_forward, pool_backward, pool_forward
-from minirag.encoders.words import normalise, with_word_ids
-from minirag.files.artifacts import (
-    MODELS_DIR,
-    ArtifactError,
-    load_tokenizer,
-    warn_if_kb_changed,
+from minirag.encoders.biencoder_files import (
+    BiEncoderError,
+    check_arrays,
+    read_arrays,
+    save_arrays,
 )
+from minirag.encoders.layers import (
+    context_backward,
+    context_forward,
+    context_params,
+    l2norm_backward,
+    l2norm_forward,
+    pool_backward,
+    pool_forward,
+)
+from minirag.encoders.words import normalise, with_word_ids
+from minirag.files.artifacts import MODELS_DIR, load_tokenizer, warn_if_kb_changed
 
 BIENCODER_PATH = MODELS_DIR / "biencoder.npz"
-FORMAT = "minirag.biencoder"  # the format name in its checkpoint header (minimodel.checkpoint)
-PARAMS = ("tok_emb", "tok_logw", "w1", "b1", "w2", "b2")  # trained; "idf" is fixed
-
-
-class BiEncoderError(ArtifactError):
-    """A bi-encoder file that cannot be used; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,8 @@ class BiEncoderConfig:
     d: int = 128  # D: output dimension, what the vector store holds (why not 64: CLAUDE.md)
     max_tokens: int = 256  # a text is truncated to its first max_tokens ids (chunks: <= 230)
     sublinear_tf: bool = True  # a token repeated tf times weighs log(1 + tf), not tf
-
-
-# -------------------------------------------------------------------------------- the model
+    n_layer: int = 0  # attention blocks before the pooling (0: a bag of tokens)
+    n_head: int = 4  # heads per block (d_embed must divide by it)
 
 
 class MiniBiEncoder:
@@ -91,6 +94,8 @@ class MiniBiEncoder:
             "w1": normal(c.d_embed, c.d_hidden), "b1": np.zeros(c.d_hidden, dtype),  # [C, H]
             "w2": normal(c.d_hidden, c.d), "b2": np.zeros(c.d, dtype),  # [H, D]
         }
+        if c.n_layer:  # "wpe" [max_tokens, C] and blocks "h{i}.*", each the identity at first
+            self.params.update(context_params(c.n_layer, c.d_embed, c.max_tokens, rng, dtype))
         # fixed pooling weight of each token id: 0 for ids that hold no letter or digit (spaces,
         # punctuation, specials), else 1 until set_idf() gives it its inverse document frequency
         self.idf = np.array([float(bool(re.search(rb"[A-Za-z0-9]", b)))
@@ -152,6 +157,9 @@ class MiniBiEncoder:
         """ids [B, T], mask [B, T] (0 hides a position) -> unit vectors [B, D], cache."""
         p = self.params
         x, c_emb = embedding_forward(ids, p["tok_emb"])  # [B, T] -> [B, T, C]
+        c_ctx = None
+        if self.cfg.n_layer:  # neighbours count: [B, T, C] -> [B, T, C]
+            x, c_ctx = context_forward(x, p, mask > 0, self.cfg.n_layer, self.cfg.n_head)
         # token weight = idf(t) * exp(logw(t)): IDF to start with, then what training learns
         logw, c_logw = embedding_forward(ids, p["tok_logw"])  # [B, T] -> [B, T, 1]
         weight = mask * self.idf[ids] * np.exp(logw[:, :, 0])  # [B, T]
@@ -160,20 +168,30 @@ class MiniBiEncoder:
         a, c_g = gelu_forward(h)  # [B, H]
         y, c_2 = linear_forward(a, p["w2"], p["b2"])  # [B, H] -> [B, D]
         out, c_n = l2norm_forward(y)  # [B, D] unit rows
-        return out, (c_emb, c_logw, weight, c_pool, c_1, c_g, c_2, c_n)
+        return out, (c_emb, c_ctx, c_logw, weight, c_pool, c_1, c_g, c_2, c_n)
 
     def backward(self, dout, cache) -> dict[str, np.ndarray]:
         """Gradients of every parameter given dloss/dout [B, D]; a fresh dict on every call."""
-        c_emb, c_logw, weight, c_pool, c_1, c_g, c_2, c_n = cache
+        c_emb, c_ctx, c_logw, weight, c_pool, c_1, c_g, c_2, c_n = cache
         dy = l2norm_backward(dout, c_n)  # [B, D]
         da, dw2, db2 = linear_backward(dy, c_2)  # [B, H]
         dh = gelu_backward(da, c_g)  # [B, H]
         dpooled, dw1, db1 = linear_backward(dh, c_1)  # [B, C]
         dx, dweight = pool_backward(dpooled, c_pool)  # [B, T, C], [B, T]
         dlogw = (dweight * weight)[:, :, None]  # [B, T, 1] since d exp(u) / du = exp(u)
-        return {"tok_emb": embedding_backward(dx, c_emb),
-                "tok_logw": embedding_backward(dlogw, c_logw),
-                "w1": dw1, "b1": db1, "w2": dw2, "b2": db2}
+        g = {"tok_logw": embedding_backward(dlogw, c_logw),
+             "w1": dw1, "b1": db1, "w2": dw2, "b2": db2}
+        if c_ctx is not None:
+            dx, g_ctx = context_backward(dx, c_ctx, self.params)  # [B, T, C]
+            g.update(g_ctx)
+        g["tok_emb"] = embedding_backward(dx, c_emb)
+        return g
+
+    def no_decay(self) -> set[str]:
+        """Parameters AdamW should not shrink: the token table and weights, position vectors,
+        biases and LayerNorm gains; the matrices of the MLP and of the blocks decay."""
+        return {k for k, v in self.params.items() if v.ndim < 2 or k in ("tok_emb", "tok_logw",
+                                                                          "wpe")}
 
     # ---------------------------------------------------------------- the Embedder protocol
     def embed(self, texts: list[str]) -> np.ndarray:  # [n] -> [n, D] float32
@@ -201,34 +219,22 @@ class MiniBiEncoder:
         return {**self.params, "idf": self.idf}
 
     def save(self, path) -> None:
-        """Write .npz atomically, as minimodel's checkpoints are: the arrays and a JSON header
-        (format, version, config with the tokenizer fingerprint, sha256). No pickle."""
-        config = {**self.config, "tokenizer_sha256": self.tokenizer.fingerprint}
-        save_params(path, self.arrays(), config, fmt=FORMAT)
+        """Write .npz atomically (biencoder_files.save_arrays): the arrays, a JSON header with
+        the config and the tokenizer fingerprint, sha256. No pickle."""
+        save_arrays(path, self.arrays(), {**self.config,
+                                          "tokenizer_sha256": self.tokenizer.fingerprint})
 
     @classmethod
     def load(cls, path, tokenizer) -> MiniBiEncoder:
-        """Read a saved model; truncated, tampered, another format or another tokenizer ->
-        BiEncoderError naming the file."""
-        path = Path(path)
-        if not path.is_file():
-            raise BiEncoderError(f"{path}: bi-encoder not found; run `minirag train encoder`")
-        try:
-            arrays, config = load_params(path, tokenizer.fingerprint, fmt=FORMAT)
-        except CheckpointError as e:
-            raise BiEncoderError(str(e)) from None
-        if set(arrays) != {*PARAMS, "idf"}:
-            raise BiEncoderError(f"{path}: arrays {sorted(arrays)}, expected {sorted(PARAMS)}")
-        config.pop("tokenizer_sha256", None)
+        """Read a saved model; missing, truncated, tampered, another format, another tokenizer
+        or arrays that do not fit the config -> BiEncoderError naming the file."""
+        arrays, config = read_arrays(path, tokenizer)
         try:
             model = cls(BiEncoderConfig(**config), tokenizer, np.random.default_rng(0))
         except (TypeError, ValueError) as e:
             raise BiEncoderError(f"{path}: bad config in header ({e})") from None
-        for name, want in [*model.params.items(), ("idf", model.idf)]:
-            if arrays[name].shape != want.shape or arrays[name].dtype != want.dtype:
-                raise BiEncoderError(f"{path}: {name} is {arrays[name].dtype} "
-                                     f"{arrays[name].shape}, the config says {want.shape}")
-        model.params = {k: arrays[k] for k in PARAMS}
+        check_arrays(path, arrays, {**model.params, "idf": model.idf})
+        model.params = {k: arrays[k] for k in model.params}
         model.idf = arrays["idf"]
         return model
 

@@ -1,7 +1,9 @@
-"""The bi-encoder's three new layers, each a `forward -> (out, cache)` / `backward(dout, cache)`
+"""The bi-encoder's own layers, each a `forward -> (out, cache)` / `backward(dout, cache)`
 pair with its gradient written by hand: weighted masked mean pooling, L2 normalisation, the
-InfoNCE loss with in-batch negatives (van den Oord et al., 2018; DPR's training loss), and the
-distillation loss that matches a teacher's similarity matrix (training/distill.py).
+InfoNCE loss with in-batch negatives (van den Oord et al., 2018; DPR's training loss), the
+distillation loss that matches a teacher's similarity matrix (training/distill.py), and an
+optional context: position vectors and minimodel's pre-LN blocks run both ways (an encoder,
+as BERT's), so a token's vector can depend on its neighbours before the pooling.
 
 What it leaves out: the layers minimodel already has (embedding, linear, GELU). The math, with
 each gradient derived: theory/01-embeddings-and-biencoders.md. Finite-difference checks:
@@ -11,6 +13,8 @@ tests/test_biencoder.py.
 from __future__ import annotations
 
 import numpy as np
+
+from minimodel.mini_gpt import block_backward, block_forward, block_params
 
 
 def pool_forward(x, weight):
@@ -97,3 +101,40 @@ def sim_mse_backward(cache):
     a, b, err = cache
     dS = 2.0 * err / err.size  # [A, P]
     return dS @ b, dS.T @ a  # [A, P] @ [P, D] -> [A, D], [P, A] @ [A, D] -> [P, D]
+
+
+def context_params(n_layer: int, C: int, max_tokens: int, rng: np.random.Generator,
+                   dtype) -> dict[str, np.ndarray]:
+    """Position vectors "wpe" [max_tokens, C] and n_layer blocks "h{i}.*". wpe and the two
+    projections that write into the residual stream start at 0, so every block starts as the
+    identity: a tower that starts as LSA still does, and training adds the context."""
+    p = {"wpe": np.zeros((max_tokens, C))}  # [Tmax, C]
+    for i in range(n_layer):
+        block = block_params(f"h{i}.", C, n_layer, rng)
+        block[f"h{i}.attn.w_o"][:] = 0.0
+        block[f"h{i}.mlp.w_proj"][:] = 0.0
+        p.update(block)
+    return {k: v.astype(dtype) for k, v in p.items()}
+
+
+def context_forward(x, params, keep, n_layer: int, n_head: int):
+    """x [B, T, C] token vectors, keep [B, T] bool (False: padding, which no position attends
+    to) -> x + wpe[:T] through n_layer bidirectional blocks [B, T, C], cache."""
+    T = x.shape[1]
+    x = x + params["wpe"][:T]  # [B, T, C] + [T, C]
+    caches = []
+    for i in range(n_layer):
+        x, c = block_forward(x, params, f"h{i}.", n_head, causal=False, key_mask=keep)
+        caches.append(c)
+    return x, (caches, T)
+
+
+def context_backward(dout, cache, params):
+    """Returns dx [B, T, C] and the gradients of wpe and every block parameter."""
+    caches, T = cache
+    g: dict[str, np.ndarray] = {}
+    for i in reversed(range(len(caches))):
+        dout = block_backward(dout, caches[i], f"h{i}.", g)  # [B, T, C]
+    g["wpe"] = np.zeros_like(params["wpe"])  # [Tmax, C]
+    g["wpe"][:T] = dout.sum(axis=0)  # broadcast over the batch
+    return dout, g

@@ -191,7 +191,7 @@ def train(model: MiniBiEncoder, chunks: list[Chunk], cfg: TrainConfig | None = N
         lsa_init(model, [model.token_ids(search_text(c)) for c in chunks])
     data = PairData(model, pairs, chunks, dev.section, teacher)
     opt = AdamW(model.params, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                no_decay={"tok_emb", "tok_logw", "b1", "b2"})
+                no_decay=model.no_decay())
     hist = {"step": [], "loss": [], "eval_step": [], "held_out": [], "pairs": len(pairs),
             "held_out_pairs": len(held) + len(held_facts),
             "setup_seconds": round(time.perf_counter() - t0, 2)}
