@@ -12,7 +12,7 @@ not teach the reader to guess. Every question passes the shared eval filter and 
 faithfulness probe's phrasing. Why the answer is the differing words, not always the whole
 right side: a reader that answers "I have gone" to "went or gone?" fits fewer of its 8
 answer tokens to longer lines, and measured on dev it learned the skill less (EXPERIMENTS.md).
-What it leaves out: choices the KB states in prose only ("use further for ...").
+What it leaves out: choices the KB states in prose only ("use since with a point in time").
 """
 
 from __future__ import annotations
