@@ -133,6 +133,13 @@ def test_training_moves_only_the_adapter_and_repeats_exactly(data, tok, base):
     assert all(np.array_equal(lora.params[k], again.params[k]) for k in lora.params)
 
 
+@pytest.mark.parametrize("bad", [dict(replay=1.0), dict(replay=0.5, n_replay=0), dict(rank=-1),
+                                 dict(batch_size=0), dict(held_out=0.0), dict(n_skill=0)])
+def test_bad_configs_are_refused(bad):
+    with pytest.raises(ValueError):
+        AdapterConfig(**bad)
+
+
 def test_rank_zero_is_full_fine_tuning(data, tok, base):
     model, lora, _ = train_adapter(replace(SMALL, rank=0, steps=2), base, data, tok)
     assert lora is None

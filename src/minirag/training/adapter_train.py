@@ -45,6 +45,15 @@ class AdapterConfig:
     held_out: float = 0.2  # share of the correction facts kept out of training (by fact)
     seed: int = 0  # seeds the data, the adapter's init and the batches
 
+    def __post_init__(self):
+        if self.rank < 0 or self.steps < 0 or self.batch_size < 1 or self.n_skill < 1:
+            raise ValueError("rank and steps must be >= 0, batch_size and n_skill >= 1")
+        if not 0.0 <= self.replay < 1.0 or (self.replay and self.n_replay < 1):
+            raise ValueError(f"replay ({self.replay}) must be in [0, 1), with n_replay >= 1 "
+                             f"when it is not 0")
+        if not 0.0 < self.held_out < 1.0:
+            raise ValueError(f"held_out ({self.held_out}) must be in (0, 1)")
+
 
 @dataclass
 class AdapterData:
@@ -56,6 +65,9 @@ class AdapterData:
 
 def adapter_data(cfg: AdapterConfig, base: SpanReader, tokenizer=None,
                  world: ReaderWorld | None = None, n_held_out: int = 300) -> AdapterData:
+    """The skill's examples (training lines and, apart, `n_held_out` from held-out lines: the
+    correction facts split by line) and the replay set with the base's targets, all drawn
+    from `world` (the KB's, built when None) with `cfg.seed`."""
     tokenizer = tokenizer or load_tokenizer()
     world = world or reader_world(DEFAULT_KB, tokenizer)
     train_facts, test_facts = split_facts(world.facts["correction"], cfg.held_out, cfg.seed)
