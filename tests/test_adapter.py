@@ -166,3 +166,28 @@ def test_examples_exact_match_scores_answers_and_abstentions():
     reader = FixedReader(["i have gone home", "gone", None, "went", "A few."])
     # right, too short, right abstention, a guess where none was asked, right (normalised)
     assert examples_exact_match(reader, examples) == pytest.approx(3 / 5)
+
+
+def test_eval_leaves_out_an_adapter_made_for_another_reader(tmp_path, monkeypatch, capsys):
+    """A reader rebuilt after its adapter: `minirag eval` warns and scores the rest."""
+    import minirag.reader
+    from minimodel.lora import LoRA
+    from minimodel.mini_gpt import MiniGPTConfig
+    from minimodel.span_reader import SpanReader
+    from minirag.eval.harness import reader_rows
+    from minirag.index.cache import IndexConfig, load_or_build_index
+    from minirag.retrieve import Retriever
+
+    other = SpanReader(MiniGPTConfig(vocab_size=11, block_size=8, d_model=8, n_head=2))
+    LoRA(other.params).save(tmp_path / "stale.npz", other.params)
+    monkeypatch.setattr(minirag.reader, "ADAPTER_PATH", tmp_path / "stale.npz")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "verbs.md").write_text("# Verbs\n## Irregular\n| swim | swam | swum |\n")
+    index = load_or_build_index(kb, IndexConfig(embedder="biencoder"), tmp_path / "cache")
+    configs = {"hybrid(biencoder+bm25)": (Retriever(index.store, index.bm25), "hybrid")}
+    q = {"id": "q", "question": "past of swim", "type": "literal", "topic": "verb-conjugation",
+         "gold": [{"doc_id": "verbs.md", "section": "Irregular"}], "answer": "swam"}
+    rows = reader_rows(configs, [q], tmp_path / "retrieval.jsonl")
+    assert rows and {r["reader"] for r in rows} == {"shipped"}
+    assert "adapter rows left out" in capsys.readouterr().err

@@ -99,6 +99,10 @@ def test_eval_json_shape(small_kb, tmp_path):
     assert {"recall@3", "recall@5", "recall@10", "ndcg@10", "p50_ms", "p95_ms"} <= set(row)
     assert (tmp_path / "plots" / "recall_at_k.png").stat().st_size > 1000
     assert out["split"] == "custom" and "misses" in out  # one's own set: misses listed
+    # the shipped adapter's rows beside the shipped reader's, on the pipeline's retriever only
+    assert {row["reader"] for row in out["reader"]} == {"shipped", "+choice adapter"}
+    assert {row["retriever"] for row in out["reader"] if row["reader"] != "shipped"} == {
+        None, "hybrid(biencoder+bm25)"}
 
 
 def test_eval_on_the_test_split_prints_aggregates_only(small_kb, tmp_path):
