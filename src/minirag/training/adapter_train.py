@@ -22,7 +22,7 @@ import numpy as np
 
 from minimodel.lora import LoRA, LoRAConfig, adapted_model, train_lora
 from minimodel.optim import AdamW, clip_grad_norm
-from minimodel.span_reader import SpanReader
+from minimodel.span_reader import SpanReader, span_targets
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.reader import ADAPTER_PATH, READER_PATH
@@ -100,11 +100,9 @@ def batches(cfg: AdapterConfig, data: AdapterData, tokenizer):
         rep = rng.integers(0, len(data.replay), n_rep) if n_rep else np.zeros(0, dtype=int)
         ids, spans, allowed, types = to_batch(skill + [data.replay[i] for i in rep], tokenizer)
         T = ids.shape[1]
-        targets = np.zeros((len(spans), 2, T), dtype=np.float32)  # [B, 2, T]
-        rows = np.arange(len(skill))
-        targets[rows, 0, spans[rows, 0]] = targets[rows, 1, spans[rows, 1]] = 1.0
-        targets[len(skill):] = data.replay_targets[rep, :, :T]
-        return ids, targets, allowed, types
+        gold = np.stack(span_targets(spans[:len(skill)], T), axis=1)  # [b, 2, T] one-hot
+        targets = np.concatenate([gold, data.replay_targets[rep, :, :T]])  # [B, 2, T]
+        return ids, targets.astype(np.float32), allowed, types
     return next_batch
 
 
