@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from minirag.chunk import Chunk
 from minirag.eval.reading import examples_exact_match
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT
@@ -19,6 +20,7 @@ from minirag.training.choice_data import (
     choice_examples,
     choice_question,
     differing_words,
+    negated_corrections,
     split_facts,
 )
 from minirag.training.eval_filter import eval_filter
@@ -63,6 +65,17 @@ def test_differing_words_of_hand_built_corrections(wrong, right, expected):
     assert differing_words(wrong, right) == expected
 
 
+def test_negated_corrections_read_the_right_form_before_the_struck_one():
+    text = ("# Adjectives\n## Order\nNo commas here: *a **big old** house* (not ~~a big, old "
+            "house~~).\n- Mid position: *I always walk*, not ~~Always I walk~~. And *fine*.\n"
+            "- ~~I have went~~ → I have gone\n")
+    chunk = Chunk("c" * 12, text, "adj.md", 0, {"section": "Order"})
+    got = [(f.kind, f.key, f.answer) for f in negated_corrections([chunk])]
+    assert got == [("correction", "a big, old house", "a big old house"),
+                   ("correction", "Always I walk", "I always walk")]  # the arrow kind: facts.py
+    assert all("~~" in f.line and "*" not in f.line for f in negated_corrections([chunk]))
+
+
 def test_a_choice_question_offers_both_sides_and_skips_additions():
     f = Fact("correction", "I have went", "correction", "I have gone", "", None)
     pairs = [choice_question(f, np.random.default_rng(s)) for s in range(40)]
@@ -105,7 +118,8 @@ def test_split_facts_is_disjoint_deterministic_and_sized(world):
 
 
 def test_held_out_examples_ask_only_held_out_lines(data, world):
-    train, held = split_facts(world.facts["correction"], SMALL.held_out, SMALL.seed)
+    corrections = world.facts["correction"] + negated_corrections(world.pool)
+    train, held = split_facts(corrections, SMALL.held_out, SMALL.seed)
     held_rights = {f.answer for f in held} | {differing_words(f.key, f.answer)[1] for f in held}
     assert all(e.answer in held_rights for e in data.held_out if e.answer is not None)
 

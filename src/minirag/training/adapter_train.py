@@ -26,7 +26,7 @@ from minimodel.span_reader import SpanReader, span_targets
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.reader import ADAPTER_PATH, READER_PATH
-from minirag.training.choice_data import choice_examples, split_facts
+from minirag.training.choice_data import choice_examples, negated_corrections, split_facts
 from minirag.training.reader_data import Example
 from minirag.training.reader_train import ReaderWorld, mixed_examples, reader_world, to_batch
 
@@ -70,7 +70,8 @@ def adapter_data(cfg: AdapterConfig, base: SpanReader, tokenizer=None,
     from `world` (the KB's, built when None) with `cfg.seed`."""
     tokenizer = tokenizer or load_tokenizer()
     world = world or reader_world(DEFAULT_KB, tokenizer)
-    train_facts, test_facts = split_facts(world.facts["correction"], cfg.held_out, cfg.seed)
+    corrections = world.facts["correction"] + negated_corrections(world.pool)
+    train_facts, test_facts = split_facts(corrections, cfg.held_out, cfg.seed)
     make = lambda facts, n, i: choice_examples(  # noqa: E731
         facts, world.pool, world.bm25, tokenizer, n, np.random.default_rng([cfg.seed, i]))
     replay = mixed_examples(world, tokenizer, cfg.n_replay, [cfg.seed, 3]) if cfg.replay else []

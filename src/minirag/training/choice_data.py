@@ -1,28 +1,32 @@
 """A new skill for a LoRA adapter: "A or B?" questions, built from the KB's correction lines.
 
-What it is: the KB strikes through a wrong form and gives the right one ("~~I have went~~ →
-I have gone"). The shipped reader is taught to read such a line when asked "is 'I have went'
-correct?" (facts.py, questions.MISTAKES), but never when the learner offers both forms and asks
-which one is right, so it often abstains with the line in front of it. Here each correction
-fact becomes a choice question: only the words where the two sides differ ("went or gone?",
-answer "gone"), or both whole sides (answer the whole right side), in either order, in frames
-of our own, with typos and contractions. A share of the examples ("none" twins) is asked
-beside chunks that do not hold the line: the target is then "no answer", so the skill does
-not teach the reader to guess. Every question passes the shared eval filter and is never a
-faithfulness probe's phrasing. Why the answer is the differing words, not always the whole
-right side: a reader that answers "I have gone" to "went or gone?" fits fewer of its 8
-answer tokens to longer lines, and measured on dev it learned the skill less (EXPERIMENTS.md).
+What it is: the KB strikes through a wrong form and gives the right one, after it ("~~I have
+went~~ → I have gone") or before it ("*I always walk*, not ~~Always I walk~~"). The shipped
+reader is taught to read the first kind when asked "is 'I have went' correct?" (facts.py,
+questions.MISTAKES), but never when the learner offers both forms and asks which one is right,
+so it often abstains with the line in front of it. Here each correction (of either kind:
+`negated_corrections` reads the second) becomes a choice question: only the words where the
+two sides differ ("went or gone?", answer "gone"), or both whole sides (answer the whole right
+side), in either order, in frames of our own, with typos and contractions. A share of the
+examples ("none" twins) is asked beside chunks that do not hold the line: the target is then
+"no answer", so the skill does not teach the reader to guess. Every question passes the
+shared eval filter and is never a faithfulness probe's phrasing. Why the answer is the
+differing words, not always the whole right side: a reader that answers "I have gone" to
+"went or gone?" fits fewer of its 8 answer tokens to longer lines, and measured on dev it
+learned the skill less (EXPERIMENTS.md).
 What it leaves out: choices the KB states in prose only ("use since with a point in time").
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
 
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
+from minirag.prompt import units
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import Fact
 from minirag.training.questions import contracted, is_probe, noisy
@@ -35,6 +39,8 @@ CHOICE_FRAMES = ["{a} or {b}?", "is it {a} or {b}", "{a} or {b} - which is right
 WHOLE_SHARE = 0.3  # of the questions, those that offer both whole sides, not the differing words
 NONE_SHARE = 0.25  # of the examples, "none" twins: the line is not in the prompt
 MAX_WORDS = 4  # longest differing part offered as a choice
+# the KB's other way to correct: "*a big old house* (not ~~a big, old house~~)"
+_NEGATED = re.compile(r"\*([^*~]{2,60})\*\s*,?\s*\(?not ~~([^~]{2,60})~~")
 
 
 def differing_words(wrong: str, right: str) -> tuple[str, str]:
@@ -81,6 +87,20 @@ def choice_examples(corrections: list[Fact], pool: list[Chunk], bm25: BM25Index,
         if ex.answer is not None or not show:  # a line cut out of its window: draw again
             examples.append(ex)
     return examples
+
+
+def negated_corrections(chunks: list[Chunk]) -> list[Fact]:
+    """Correction facts from the lines that give the right form first and strike the wrong
+    one after it ("*I always walk*, not ~~Always I walk~~"), which facts.py's correction kind
+    (wrong → right) does not read: key = the wrong form, answer = the right one."""
+    facts = []
+    for chunk in chunks:
+        for line in chunk.text.replace("**", "").splitlines():  # units() drops the *s
+            for right, wrong in _NEGATED.findall(line):
+                unit = next((u for u in units(line) if f"~~{wrong}~~" in u), line)
+                facts.append(Fact("correction", wrong.strip(" .,"), "correction",
+                                  right.strip(" .,"), unit, chunk))
+    return facts
 
 
 def split_facts(facts: list[Fact], held_out: float, seed: int = 0
