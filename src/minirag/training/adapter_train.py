@@ -36,7 +36,7 @@ class AdapterConfig:
     rank: int = 4  # LoRA rank; 0 = full fine-tuning of every weight (the comparison)
     alpha: float = 8.0  # LoRA scale s = alpha / rank
     targets: tuple[str, ...] = ("attn.w_qkv", "attn.w_o")  # adapted weights (minimodel.lora)
-    steps: int = 500  # optimizer steps
+    steps: int = 250  # optimizer steps
     lr: float = 2e-3  # constant learning rate (AdamW)
     batch_size: int = 32  # examples per step
     replay: float = 0.9  # share of each batch drawn from the reader's own training mix
