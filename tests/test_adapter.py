@@ -90,6 +90,8 @@ def test_a_choice_question_offers_both_sides_and_skips_additions():
     assert {q.index("went") < q.index("gone") for q in both} == {True, False}  # either order
     added = Fact("correction", "few", "correction", "a few", "", None)
     assert choice_question(added, np.random.default_rng(0)) is None
+    with pytest.raises(ValueError, match="clean choice"):  # never an endless draw
+        choice_examples([added], [], None, None, 5, np.random.default_rng(0))
 
 
 def test_choice_examples_answer_from_the_right_side_or_abstain(world, tok):

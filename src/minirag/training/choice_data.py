@@ -61,9 +61,9 @@ def differing_words(wrong: str, right: str) -> tuple[str, str]:
 def choice_question(f: Fact, rng: np.random.Generator) -> tuple[str, str] | None:
     """(question, answer) for a correction fact, or None when its sides make no clean choice
     (a side that only adds or drops words, or a differing part longer than MAX_WORDS)."""
-    a, b = differing_words(f.key, f.answer)
-    if not a or not b or len(b.split()) > MAX_WORDS or a.lower() == b.lower():
+    if not _clean_choice(f):
         return None
+    a, b = differing_words(f.key, f.answer)
     if rng.random() < WHOLE_SHARE:
         a, b = f.key, f.answer
     first, second = (a, b) if rng.random() < 0.5 else (b, a)
@@ -71,10 +71,17 @@ def choice_question(f: Fact, rng: np.random.Generator) -> tuple[str, str] | None
     return contracted(noisy(frame.format(a=first.lower(), b=second.lower()), rng), rng), b
 
 
+def _clean_choice(f: Fact) -> bool:
+    a, b = differing_words(f.key, f.answer)
+    return bool(a) and bool(b) and len(b.split()) <= MAX_WORDS and a.lower() != b.lower()
+
+
 def choice_examples(corrections: list[Fact], pool: list[Chunk], bm25: BM25Index, tokenizer,
                     n: int, rng: np.random.Generator) -> list[Example]:
     """`n` choice examples laid out by reader_data.make_example (the line's chunk among BM25
     distractors), NONE_SHARE of them "none" twins (the line's chunk left out)."""
+    if not any(_clean_choice(f) for f in corrections):  # else the loop below never ends
+        raise ValueError("no correction line makes a clean choice (see choice_question)")
     examples: list[Example] = []
     while len(examples) < n:
         f = corrections[int(rng.integers(len(corrections)))]
