@@ -1,8 +1,9 @@
-"""The choice skill and its adapter (training/choice_data.py, training/adapter_train.py): the
-differing words of hand-built corrections, the label rule (the right side, as the correction
-kind labels it), "none" twins, the shared eval filter, the fact split, batches whose replayed
-rows carry the base's own distributions, and training that moves only the adapter (or, at
-rank 0, every weight), the same seed giving the same adapter."""
+"""The choice skill and its adapter (training/choice_data.py, training/adapter_train.py; the
+bold-form choices: test_bold_choices.py): the differing words of hand-built corrections, the
+label rule (the right side, as the correction kind labels it), "none" twins, the shared eval
+filter, the fact split (held-out examples of both sources ask held-out lines only), batches
+whose replayed rows carry the base's own distributions, and training that moves only the
+adapter (or, at rank 0, every weight), the same seed giving the same adapter."""
 
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT
 from minirag.reader import READER_PATH, Reader, Reading, windows
 from minirag.training.adapter_train import AdapterConfig, adapter_data, batches, train_adapter
+from minirag.training.bold_choices import bold_facts
 from minirag.training.choice_data import (
     NONE_SHARE,
     choice_examples,
@@ -121,9 +123,16 @@ def test_split_facts_is_disjoint_deterministic_and_sized(world):
 
 def test_held_out_examples_ask_only_held_out_lines(data, world):
     corrections = world.facts["correction"] + negated_corrections(world.pool)
-    train, held = split_facts(corrections, SMALL.held_out, SMALL.seed)
+    _, held = split_facts(corrections, SMALL.held_out, SMALL.seed)
     held_rights = {f.answer for f in held} | {differing_words(f.key, f.answer)[1] for f in held}
-    assert all(e.answer in held_rights for e in data.held_out if e.answer is not None)
+    _, held_bold = split_facts(bold_facts(world.pool)[0], SMALL.held_out, SMALL.seed)
+    bold_lines = {f.line for f in held_bold}  # a bold answer is its form, or a phrase of its line
+    answers = [e.answer for e in data.held_out if e.answer is not None]
+    from_corrections = [a for a in answers if a in held_rights]
+    from_bold = [a for a in answers if a not in held_rights]
+    assert from_corrections and from_bold
+    assert all(any(a in line for line in bold_lines) for a in from_bold)
+    assert len(data.held_out) == 20 and len(data.skill) == SMALL.n_skill
 
 
 def test_replayed_rows_carry_the_base_distributions_and_skill_rows_their_gold(data, tok, base):
@@ -150,7 +159,8 @@ def test_training_moves_only_the_adapter_and_repeats_exactly(data, tok, base):
 
 
 @pytest.mark.parametrize("bad", [dict(replay=1.0), dict(replay=0.5, n_replay=0), dict(rank=-1),
-                                 dict(batch_size=0), dict(held_out=0.0), dict(n_skill=0)])
+                                 dict(batch_size=0), dict(held_out=0.0), dict(n_skill=0),
+                                 dict(bold_share=1.5)])
 def test_bad_configs_are_refused(bad):
     with pytest.raises(ValueError):
         AdapterConfig(**bad)

@@ -1,6 +1,7 @@
 """Teaching the frozen reader a new skill: a LoRA adapter (or, to compare, full fine-tuning).
 
-What it is: the skill's examples ("A or B?", choice_data.py) mixed, batch by batch, with
+What it is: the skill's examples ("A or B?" from the KB's correction lines, choice_data.py,
+and from its bold forms, bold_choices.py) mixed, batch by batch, with
 replayed examples of the reader's own training mix, so that what the reader already does
 stays in the gradient (without replay it stops abstaining: EXPERIMENTS.md). A replayed example's
 target is the base reader's own start and end distributions (`SpanReader.span_probs`), not
@@ -26,7 +27,9 @@ from minimodel.span_reader import SpanReader, span_targets
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.reader import ADAPTER_PATH, READER_PATH
+from minirag.training.bold_choices import bold_examples, bold_facts
 from minirag.training.choice_data import choice_examples, negated_corrections, split_facts
+from minirag.training.facts import Fact
 from minirag.training.reader_data import Example
 from minirag.training.reader_train import ReaderWorld, mixed_examples, reader_world, to_batch
 
@@ -36,13 +39,14 @@ class AdapterConfig:
     rank: int = 4  # LoRA rank; 0 = full fine-tuning of every weight (the comparison)
     alpha: float = 8.0  # LoRA scale s = alpha / rank
     targets: tuple[str, ...] = ("attn.w_qkv", "attn.w_o")  # adapted weights (minimodel.lora)
-    steps: int = 250  # optimizer steps
+    steps: int = 800  # optimizer steps
     lr: float = 2e-3  # constant learning rate (AdamW)
     batch_size: int = 32  # examples per step
     replay: float = 0.9  # share of each batch drawn from the reader's own training mix
     n_skill: int = 4000  # skill examples generated
+    bold_share: float = 0.5  # of the skill examples, those from bold forms (bold_choices.py)
     n_replay: int = 4000  # replayed examples generated
-    held_out: float = 0.2  # share of the correction facts kept out of training (by fact)
+    held_out: float = 0.2  # share of the correction and bold facts kept out of training
     seed: int = 0  # seeds the data, the adapter's init and the batches
 
     def __post_init__(self):
@@ -51,32 +55,43 @@ class AdapterConfig:
         if not 0.0 <= self.replay < 1.0 or (self.replay and self.n_replay < 1):
             raise ValueError(f"replay ({self.replay}) must be in [0, 1), with n_replay >= 1 "
                              f"when it is not 0")
-        if not 0.0 < self.held_out < 1.0:
-            raise ValueError(f"held_out ({self.held_out}) must be in (0, 1)")
+        if not 0.0 < self.held_out < 1.0 or not 0.0 <= self.bold_share <= 1.0:
+            raise ValueError(f"held_out ({self.held_out}) must be in (0, 1), bold_share "
+                             f"({self.bold_share}) in [0, 1]")
 
 
 @dataclass
 class AdapterData:
-    skill: list[Example]  # "A or B?" examples from the training facts
+    skill: list[Example]  # "A or B?" examples from the training facts (corrections, bold)
     replay: list[Example]  # the reader's training mix
     replay_targets: np.ndarray  # [n_replay, 2, 64]: the base's span distributions
-    held_out: list[Example]  # "A or B?" examples from the held-out facts
+    held_out: list[Example]  # "A or B?" examples from the held-out facts, in the same shares
 
 
 def adapter_data(cfg: AdapterConfig, base: SpanReader, tokenizer=None,
                  world: ReaderWorld | None = None, n_held_out: int = 300) -> AdapterData:
     """The skill's examples (training lines and, apart, `n_held_out` from held-out lines: the
-    correction facts split by line) and the replay set with the base's targets, all drawn
-    from `world` (the KB's, built when None) with `cfg.seed`."""
+    correction and bold facts each split by line; `bold_share` of each set from bold forms)
+    and the replay set with the base's targets, all drawn from `world` (the KB's, built when
+    None) with `cfg.seed`."""
     tokenizer = tokenizer or load_tokenizer()
     world = world or reader_world(DEFAULT_KB, tokenizer)
     corrections = world.facts["correction"] + negated_corrections(world.pool)
-    train_facts, test_facts = split_facts(corrections, cfg.held_out, cfg.seed)
-    make = lambda facts, n, i: choice_examples(  # noqa: E731
-        facts, world.pool, world.bm25, tokenizer, n, np.random.default_rng([cfg.seed, i]))
+    bold, rivals = bold_facts(world.pool)
+    (train_c, test_c), (train_b, test_b) = (split_facts(facts, cfg.held_out, cfg.seed)
+                                            for facts in (corrections, bold))
+
+    def skill(corrections: list[Fact], bold: list[Fact], n: int, i: int) -> list[Example]:
+        rng = np.random.default_rng([cfg.seed, i])
+        n_bold = int(round(cfg.bold_share * n))
+        return (choice_examples(corrections, world.pool, world.bm25, tokenizer, n - n_bold, rng)
+                + (bold_examples(bold, rivals, world.pool, world.bm25, tokenizer, n_bold, rng)
+                   if n_bold else []))
+
     replay = mixed_examples(world, tokenizer, cfg.n_replay, [cfg.seed, 3]) if cfg.replay else []
-    return AdapterData(make(train_facts, cfg.n_skill, 0), replay,
-                       base_targets(base, replay, tokenizer), make(test_facts, n_held_out, 1))
+    return AdapterData(skill(train_c, train_b, cfg.n_skill, 0), replay,
+                       base_targets(base, replay, tokenizer),
+                       skill(test_c, test_b, n_held_out, 1))
 
 
 def base_targets(base: SpanReader, examples: list[Example], tokenizer, block: int = 64,
