@@ -18,45 +18,46 @@ from minirag.training.eval_filter import eval_filter
 from minirag.training.questions import is_probe
 from minirag.training.reader_train import reader_world
 
-TEXT = ("# Conditionals\n## Second conditional\n"
-        "After *if*, use **were** with every person.\n"
-        "- *If I **were** you, I'd apologise.*\n"
-        "- *If I **was** rich* is informal.\n"
+TEXT = ("# Past simple\n## Be\n"
+        "After *we*, use **were** in the past.\n"
+        "- *We **were** late for the train.*\n"
+        "- *I **was** tired* is first person.\n"
         "- **would have been able to** is too long to ask.\n"
         "| advice | **had** |\n")
-CHUNK = Chunk("b" * 12, TEXT, "cond.md", 0, {"section": "Second conditional"})
+CHUNK = Chunk("b" * 12, TEXT, "past.md", 0, {"section": "Be"})
 
 
 def test_bold_facts_read_prose_forms_and_every_rival_of_the_section():
     facts, rivals = bold_facts([CHUNK])
     assert [(f.answer, f.line) for f in facts] == [
-        ("were", "After if, use were with every person."),
-        ("were", "- If I were you, I'd apologise."),
-        ("was", "- If I was rich is informal.")]  # not the table's, nor the long one
+        ("were", "After we, use were in the past."),
+        ("were", "- We were late for the train."),
+        ("was", "- I was tired is first person.")]  # not the table's, nor the long one
     assert all(f.kind == "bold" and f.chunk is CHUNK for f in facts)
-    assert rivals == {("cond.md", "Second conditional"): ["had", "was", "were"]}
+    assert rivals == {("past.md", "Be"): ["had", "was", "were"]}
 
 
 def test_a_bold_question_offers_the_form_and_a_rival_the_line_lacks():
-    line = "If I were you, I'd apologise."
-    facts, _ = bold_facts([Chunk("c" * 12, "## S\n- *If I **were** you, I'd apologise.*\n",
+    line = "We were late for the train."
+    facts, _ = bold_facts([Chunk("c" * 12, f"## S\n- *{line.replace('were', '**were**')}*\n",
                                  "c.md", 0, {"section": "S"})])
     f = facts[0]
     assert f.line == "- " + line
-    rivals = {("c.md", "S"): ["sea", "was", "were", "you"]}  # "you" is in the line
+    rivals = {("c.md", "S"): ["late", "sea", "was", "were"]}  # "late" is in the line
     asked = [bold_question(f, rivals, np.random.default_rng(s)) for s in range(60)]
     assert all(a is not None for a in asked)
     bare = [(q, r) for q, a, r in asked if a == "were"]
     whole = [(a, r) for q, a, r in asked if a != "were"]
     assert bare and whole  # both kinds are drawn
-    assert {r for _, r in bare} == {"sea", "was"}  # never "you": the line holds it
-    for a, r in whole:  # the same words of the line around either form, never past "-" or ","
+    assert {r for _, r in bare} == {"sea", "was"}  # never "late": the line holds it
+    for a, r in whole:  # the same words of the line around either form, never the "-"
         assert a in line and r in {a.replace("were", "was"), a.replace("were", "sea")}
-    assert {a for a, _ in whole} <= {"If I were you", "I were you", "were you", "If I were",
-                                     "I were"}
+    assert {a for a, _ in whole} <= {"We were", "We were late", "We were late for",
+                                     "We were late for the", "were late", "were late for",
+                                     "were late for the"}
     assert {q.lower().index("were") < q.lower().index(r) for q, r in bare
             if "were" in q.lower() and r in q.lower()} == {True, False}  # either order
-    assert bold_question(f, {("c.md", "S"): ["were", "you"]}, np.random.default_rng(0)) is None
+    assert bold_question(f, {("c.md", "S"): ["were", "late"]}, np.random.default_rng(0)) is None
     assert bold_question(f, {("c.md", "S"): ["were", "had been"]},
                          np.random.default_rng(0)) is None  # no rival of as many words
 
@@ -76,10 +77,10 @@ def test_an_example_whose_windows_show_the_rival_is_dropped(tok):
     """Two chunks of one section, each with one bold form: whichever is asked, the other is
     its only rival, and the rival as offered (bare, or in the asked line's words) is never in a
     shown window, although the other chunk is a likely distractor."""
-    chunks = [Chunk(c * 12, f"## Mood\n- *If I **{form}** {rest}.*\n", "mood.md", i,
+    chunks = [Chunk(c * 12, f"## Mood\n- *{who} **{form}** {rest}.*\n", "mood.md", i,
                     {"section": "Mood"})
-              for i, (c, form, rest) in enumerate((("d", "were", "you, I would wait"),
-                                                    ("e", "was", "late, I took a taxi")))]
+              for i, (c, who, form, rest) in enumerate((("d", "We", "were", "home, so we ate"),
+                                                         ("e", "I", "was", "late, so I ran")))]
     filler = [Chunk(f"{i:012x}", f"## Nouns\n- Cats and dogs number {i}.\n", "n.md", i,
                     {"section": "Nouns"}) for i in range(6)]  # distractors that name no form
     bm25 = BM25Index()
@@ -87,14 +88,13 @@ def test_an_example_whose_windows_show_the_rival_is_dropped(tok):
     facts, rivals = bold_facts(chunks + filler)
     assert rivals == {("mood.md", "Mood"): ["was", "were"]}
     ex = bold_examples(facts, rivals, chunks + filler, bm25, tok, 60, np.random.default_rng(1))
-    for e in ex:
+    answered = [e for e in ex if e.answer is not None]  # a "none" twin shows neither phrase
+    assert len(answered) > 30
+    for e in answered:
         shown = " ".join(tok.decode(e.ids[lo:hi]).lower() for lo, hi in windows(e.ids, tok))
-        if e.answer is not None:
-            form, other = ("were", "was") if "were" in e.answer.lower() else ("was", "were")
-            rival = re.sub(rf"\b{form}\b", other, e.answer.lower())  # as the question offers it
-            assert e.answer.lower() in shown and not re.search(rf"\b{rival}\b", shown)
-        else:
-            assert not {"was", "were"} & set(re.findall(r"\w+", shown))
+        form, other = ("were", "was") if "were" in e.answer.lower() else ("was", "were")
+        rival = re.sub(rf"\b{form}\b", other, e.answer.lower())  # as the question offers it
+        assert e.answer.lower() in shown and not re.search(rf"\b{rival}\b", shown)
 
 
 def test_kb_examples_show_the_answer_in_a_window(tok):

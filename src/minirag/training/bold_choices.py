@@ -1,18 +1,18 @@
 """The choice skill's second source: the KB's bold forms, one shown and a rival not.
 
-What it is: the KB sets in bold the form a line is about ("If I **were** you, I'd apologise",
-"It's **going to** rain"), and a section sets its alternatives in bold on other lines ("If I
-**was** rich..."). A learner's "was or were?" is answered by reading which of the two the
-prompt actually shows, in the words around it. So each bold form A (1-3 words) of a prose line
-makes a choice question against a rival B: another bold form of the same section, of as many
-words, that its line does not hold. The question offers the two bare forms, or both inside the
-same 1-3 words of the line ("if i were you or if i was you?"); the answer is A (or A in its
-words). An example is kept only if the rival is nowhere in the windows the reader is shown, so
-"the one the text shows" is always the right reading. NONE_SHARE of the examples are "none"
-twins (A's line left out, the rival not shown either: no answer), as for the corrections.
-Every question passes the shared eval filter and is never a faithfulness probe's phrasing.
-What it leaves out: choices whose two options both appear (by or until, which the line's
-meaning decides), and table lines (the reader's table facts ask those).
+What it is: the KB sets in bold the form a line is about ("We **were** late for the train"),
+and a section sets its alternatives in bold on other lines ("I **was** tired"). A learner's
+"was or were?" is answered by reading which of the two the prompt shows, in the words around
+it. So each bold form A (1-3 words) of a prose line makes a choice question against a rival B:
+another bold form of the same section, of as many words, that its line does not hold. The
+question offers the two bare forms, or both inside the same words of the line ("we were late
+or we was late"); the answer is A (or A in its words). An example is kept only if the rival,
+as offered, is nowhere in the windows the reader is shown, so "the one the text shows" is
+always the right reading. NONE_SHARE of the examples are "none" twins (A's line left out, the
+rival not shown either: no answer), as for the corrections. Every question passes the shared
+eval filter and is never a faithfulness probe's phrasing.
+What it leaves out: choices whose two options both appear (a line that contrasts two forms,
+which only its meaning decides), and table lines (the reader's table facts ask those).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def bold_question(f: Fact, rivals: Rivals, rng: np.random.Generator
     """(question, answer, the rival as offered) for a bold fact, or None when its section has
     no rival of as many words that the line does not hold. A whole option keeps up to MAX_AROUND
     words on either side that run into the form by spaces alone, so it is a phrase of the line.
-    Example: "If I were you, I'd apologise." (bold "were", rival "was") -> ("was or were?",
-    "were", "was") or ("if i were you or if i was you", "If I were you", "If I was you")."""
+    Example: "We were late for the train." (bold "were", rival "was") -> ("was or were?",
+    "were", "was") or ("we were late or we was late", "We were late", "We was late")."""
     form = f.answer
     cands = [r for r in rivals.get((f.chunk.doc_id, f.chunk.metadata["section"]), [])
              if r != form.lower() and len(r.split()) == len(form.split())

@@ -14,7 +14,8 @@ shared eval filter and is never a faithfulness probe's phrasing. Why the answer 
 differing words, not always the whole right side: a reader that answers "I have gone" to
 "went or gone?" fits fewer of its 8 answer tokens to longer lines, and measured on dev it
 learned the skill less (EXPERIMENTS.md).
-What it leaves out: choices the KB states in prose only ("use since with a point in time").
+What it leaves out: choices the KB states in prose only; bold_choices.py reads the forms that
+such prose sets in bold.
 """
 
 from __future__ import annotations
