@@ -66,6 +66,7 @@ def test_too_few_clean_choices_is_an_error_not_an_endless_draw():
     facts, _ = bold_facts([CHUNK])
     with pytest.raises(ValueError, match="clean choices"):
         bold_examples(facts, {}, [], None, None, 3, np.random.default_rng(0))
+    assert bold_examples(facts, {}, [], None, None, 0, np.random.default_rng(0)) == []
 
 
 @pytest.fixture(scope="module")
