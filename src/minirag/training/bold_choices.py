@@ -49,12 +49,12 @@ def bold_facts(chunks: list[Chunk]) -> tuple[list[Fact], Rivals]:
     rivals: dict[tuple[str, str], set[str]] = defaultdict(set)
     for chunk in chunks:
         for raw in chunk.text.splitlines():
-            for form in (b.strip() for b in _BOLD.findall(raw)):
-                if not form or len(form.split()) > MAX_WORDS:
-                    continue
+            forms = [f for f in (b.strip() for b in _BOLD.findall(raw))
+                     if f and len(f.split()) <= MAX_WORDS]
+            sentences = units(raw) if forms else []  # the line as prompt windows show it
+            for form in forms:
                 rivals[(chunk.doc_id, chunk.metadata["section"])].add(form.lower())
-                # the sentence of this line that holds the form, as a prompt window shows it
-                line = next((u for u in units(raw) if _find(u, form)), None)
+                line = next((u for u in sentences if _find(u, form)), None)
                 if line is not None and not line.startswith("|"):
                     facts.append(Fact("bold", form, "bold", form, line, chunk))
     return facts, {key: sorted(forms) for key, forms in rivals.items()}
