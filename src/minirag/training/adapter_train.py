@@ -81,12 +81,13 @@ def adapter_data(cfg: AdapterConfig, base: SpanReader, tokenizer=None,
     (train_c, test_c), (train_b, test_b) = (split_facts(facts, cfg.held_out, cfg.seed)
                                             for facts in (corrections, bold))
 
-    def skill(corrections: list[Fact], bold: list[Fact], n: int, i: int) -> list[Example]:
+    def skill(from_corrections: list[Fact], from_bold: list[Fact], n: int, i: int
+              ) -> list[Example]:
         rng = np.random.default_rng([cfg.seed, i])
         n_bold = int(round(cfg.bold_share * n))
-        return (choice_examples(corrections, world.pool, world.bm25, tokenizer, n - n_bold, rng)
-                + (bold_examples(bold, rivals, world.pool, world.bm25, tokenizer, n_bold, rng)
-                   if n_bold else []))
+        return (choice_examples(from_corrections, world.pool, world.bm25, tokenizer, n - n_bold,
+                                rng)
+                + bold_examples(from_bold, rivals, world.pool, world.bm25, tokenizer, n_bold, rng))
 
     replay = mixed_examples(world, tokenizer, cfg.n_replay, [cfg.seed, 3]) if cfg.replay else []
     return AdapterData(skill(train_c, train_b, cfg.n_skill, 0), replay,
