@@ -26,7 +26,6 @@ from minirag.files.kb import DEFAULT_KB
 from minirag.files.special_tokens import PAD
 from minirag.reader import N_COLUMNS, READER_PATH, Reader, token_types, windows
 from minirag.training.facts import Fact, all_facts, held_out_forms, scrub, table_facts
-from minirag.training.prose_facts import prose_facts
 from minirag.training.reader_data import Example, training_set
 
 
@@ -83,8 +82,7 @@ def reader_world(kb: Path = DEFAULT_KB, tokenizer=None) -> ReaderWorld:
     bm25 = BM25Index()
     bm25.add(pool)
     real_words = frozenset(w for c in chunks for w in tokenize(c.text)) | forms
-    facts = all_facts(pool) | {"prose": [f for c in pool for f in prose_facts(c)]}
-    return ReaderWorld(pool, facts, bm25, real_words)
+    return ReaderWorld(pool, all_facts(pool), bm25, real_words)
 
 
 def mixed_examples(world: ReaderWorld, tokenizer, n: int, seed) -> list[Example]:
