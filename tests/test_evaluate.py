@@ -66,3 +66,20 @@ def test_near_misses_get_an_abstention_row_of_their_own():
     assert by_group["unanswerable:near-miss"]["n"] == 3
     assert by_group["unanswerable:near-miss"]["abstention_rate"] == round(2 / 3, 6)
     assert by_group["unanswerable:all"]["abstention_rate"] == 0.75
+
+
+def test_reading_accuracy_counts_only_the_questions_whose_answer_was_shown():
+    q = {"type": "literal", "topic": "other"}
+    seen = lambda em, abstained: {"em": em, "abstained": abstained, "cite_ok": em,  # noqa: E731
+                                  "in_prompt": 1.0}
+    scored = [(q, seen(1.0, False)), (q, seen(0.0, True)), (q, seen(0.0, False)),
+              (q, {"em": 0.0, "abstained": True, "cite_ok": 0.0, "in_prompt": 0.0})]
+    row = next(r for r in rows("oracle", scored, answerable=True) if r["group"] == "all")
+    assert (row["answer_in_prompt"], row["exact_match"]) == (0.75, 0.25)
+    assert row["reading_accuracy"] == round(1 / 3, 6)  # 1 right of the 3 shown
+    assert row["false_abstention_rate"] == 0.5  # 2 of 4, one of them not shown
+    assert row["false_abstention_in_prompt"] == round(1 / 3, 6)  # 1 of the 3 shown
+    # never shown: nothing to read, so no rate (None, not 0); unanswerable rows have none
+    unseen = [(q, {"em": 0.0, "abstained": True, "cite_ok": 0.0, "in_prompt": 0.0})]
+    for r in rows("oracle", unseen, answerable=True) + rows("retrieved", unseen, False):
+        assert r["reading_accuracy"] is None and r["false_abstention_in_prompt"] is None

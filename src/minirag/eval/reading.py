@@ -1,5 +1,6 @@
 """Reader evaluation: exact match, citation accuracy and abstention, by context, beside how
-often the answer was in the prompt at all (the most exact match a span reader can reach).
+often the answer was in the prompt at all (the most exact match a span reader can reach) and
+the reader's own share, reading accuracy: exact match among the questions whose answer it saw.
 
 What it is: the reader scored on the labelled questions with oracle context (the gold chunk),
 retrieved context (end to end), closed-book (no context), plus two faithfulness probes:
@@ -159,12 +160,18 @@ def _faith_row(context: str, group: str, ms: list[dict], retriever: str | None =
 
 def _row(context: str, retriever: str | None, group: str, ms: list[dict], answerable: bool
          ) -> dict:
-    """One reader row: the rates of the scored questions `ms` (see `score`)."""
+    """One reader row: the rates of the scored questions `ms` (see `score`). The reader's own
+    share is read off the questions whose answer was in the prompt (`shown`): exact match
+    among them is `reading_accuracy`, abstention among them `false_abstention_in_prompt`;
+    a row where no answer was shown has neither (None, not 0)."""
     answered = [m for m in ms if not m["abstained"]]
+    shown = [m for m in ms if m["in_prompt"]] if answerable else []
     rate = lambda key, of=ms: mean_of(of, key)  # noqa: E731
     return {"context": context, "retriever": retriever, "group": group, "n": len(ms),
             "answer_in_prompt": rate("in_prompt") if answerable else None,
             "exact_match": rate("em") if answerable else None,
+            "reading_accuracy": rate("em", shown) if shown else None,
             "citation_accuracy": rate("cite_ok", answered) if answerable and answered else None,
             "abstention_rate": rate("abstained") if not answerable else None,
-            "false_abstention_rate": rate("abstained") if answerable else None}
+            "false_abstention_rate": rate("abstained") if answerable else None,
+            "false_abstention_in_prompt": rate("abstained", shown) if shown else None}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-READER_COLUMNS = ("answer_in_prompt", "exact_match", "citation_accuracy", "abstention_rate",
-                  "false_abstention_rate")
+READER_COLUMNS = ("answer_in_prompt", "exact_match", "reading_accuracy", "citation_accuracy",
+                  "abstention_rate", "false_abstention_rate", "false_abstention_in_prompt")
 COLUMNS = ("n", "recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10",
            "p50_ms", "p95_ms")
 
@@ -45,7 +45,8 @@ def format_eval(report: dict) -> str:
         out.append("")
     if report.get("reader"):
         out.append("Reader (MiniGPT span reader, k = 3 retrieved chunks; answer_in_prompt: the "
-                   "gold answer is in one window of the prompt, the most exact_match can be)")
+                   "gold answer is in one window of the prompt, the most exact_match can be; "
+                   "reading_accuracy and false_abstention_in_prompt: among those questions)")
         out.append(table([{**r, "retriever": r.get("retriever") or "-",
                            "reader": r.get("reader", "shipped"),
                            **{k: "-" if r[k] is None else r[k] for k in READER_COLUMNS}}
