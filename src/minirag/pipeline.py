@@ -41,7 +41,8 @@ class Answer:
 
 def rag_answer(query: str, retriever: Retriever, reader: Reader, k: int = 3,
                mode: str = "hybrid") -> Answer:
-    """Example: rag_answer("past of go", retriever, reader).text -> "went [#1]"."""
+    """Example: rag_answer("what's the past participle of sing?", retriever, reader).text
+    -> "sung [#2]" (the shipped artifacts)."""
     check_query(query)
     t0 = time.perf_counter()
     chunks = [c for c, _ in retriever.retrieve_scored(query, k, mode)]
