@@ -14,10 +14,10 @@ from minirag.chunk import load_kb
 from minirag.files.artifacts import load_tokenizer
 from minirag.files.kb import all_eval_questions
 from minirag.training.eval_filter import EvalFilter, eval_filter, words
-from minirag.training.facts import all_facts
 from minirag.training.pseudo_queries import fact_queries, kb_facts
 from minirag.training.questions import question_for
 from minirag.training.reader_data import draw_question
+from minirag.training.reader_train import reader_world
 
 SAMPLES = 20_000
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -55,7 +55,7 @@ def test_the_filter_reads_both_splits():
 
 @pytest.fixture(scope="module")
 def facts():
-    return all_facts(load_kb(tokenizer=load_tokenizer()))
+    return reader_world(tokenizer=load_tokenizer()).facts  # what reader training draws from
 
 
 def test_raw_templates_do_come_close_so_the_filter_is_needed(facts):

@@ -29,7 +29,7 @@ VERB_HEADER = ("base form", "past simple", "past participle")
 
 @dataclass(frozen=True)
 class Fact:
-    kind: str  # "verb", "table", "arrow", "correction", "gap" or "cloze"
+    kind: str  # "verb", "table", "arrow", "correction", "gap", "cloze" or "prose" (prose_facts)
     key: str  # what a question names: a verb, a noun, a wrong sentence, a gapped line
     relation: str  # a column name ("Past participle"), or the kind of a fact that is no cell
     answer: str  # the words the reader should copy; they occur in `line`

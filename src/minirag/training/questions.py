@@ -40,6 +40,7 @@ from minirag.training.phrasings import (
     SUBJECTS,
     TABLE,
 )
+from minirag.training.prose_facts import prose_question
 
 
 def normalise_question(q: str) -> str:
@@ -103,6 +104,8 @@ def compose(f: Fact, rng: np.random.Generator) -> str:
         q = pick(MISTAKES).format(x=f.key)
     elif f.kind == "gap":
         q = pick(GAP).format(k=_retold(f.key, rng))
+    elif f.kind == "prose":
+        q = prose_question(f, rng)
     else:
         q = pick(CLOZE).format(k=f.key)
     return " ".join(q.split())

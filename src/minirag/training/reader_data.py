@@ -140,8 +140,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
 
 
 CONTEXT_SIZES = [0.03, 0.17, 0.15, 0.65]  # P(0, 1, 2, 3 chunks in the prompt); 0: closed book
-MIX = {"verb": 0.22, "mention": 0.09, "table": 0.09, "arrow": 0.09, "correction": 0.06,
-       "gap": 0.07, "cloze": 0.08, "none": 0.3}  # "none": nothing to answer
+MIX = {"verb": 0.176, "mention": 0.072, "table": 0.072, "arrow": 0.072, "correction": 0.048,
+       "gap": 0.056, "cloze": 0.064, "prose": 0.2, "none": 0.24}  # "none": nothing to answer
 KINDS, KIND_P = list(MIX), np.array(list(MIX.values()))  # drawn once per question
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
@@ -199,13 +199,14 @@ def draw_question(facts: dict[str, list[Fact]], rng: np.random.Generator,
 
 
 def _shown_word(f: Fact, rng: np.random.Generator) -> str:
-    """The fact's key (a cloze or gap fact's key is a sentence) or another word of its chunk."""
-    if f.kind not in ("cloze", "gap") and rng.random() < 0.5:
+    """The fact's key (a cloze, gap or prose fact's key is a sentence) or another word of its
+    chunk."""
+    if f.kind not in ("cloze", "gap", "prose") and rng.random() < 0.5:
         return f.key
     words = [w for w in re.findall(r"[a-z]{3,}", f.chunk.text.lower()) if w not in STOPWORDS]
     return words[int(rng.integers(len(words)))] if words else f.key
 
 
 def _pick_fact(facts: dict[str, list[Fact]], rng: np.random.Generator) -> Fact:
-    kind = ["verb", "table", "arrow", "gap", "cloze"][int(rng.integers(5))]
+    kind = ["verb", "table", "arrow", "gap", "cloze", "prose"][int(rng.integers(6))]
     return facts[kind][int(rng.integers(len(facts[kind])))]
