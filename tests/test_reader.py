@@ -222,6 +222,18 @@ def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
     assert reader.read(build_prompt(question, [], tokenizer=tok)).abstained  # nothing to point at
 
 
+def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):
+    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
+                       seed=3)
+    prompt = build_prompt("past of drink", [chunk(TABLE)], tokenizer=tok)
+    free = Reader(model, tok, null_margin=-1e9).read(prompt)  # any span beats the null
+    assert not free.abstained
+    gap = free.span_score - free.null_score  # how far the best span is ahead of the null
+    just_under = Reader(model, tok, null_margin=gap - 1e-3).read(prompt)
+    assert (just_under.text, just_under.span_score) == (free.text, free.span_score)
+    assert Reader(model, tok, null_margin=gap + 1e-3).read(prompt).text == IDK_TEXT
+
+
 def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
     reader = Reader(SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2,
                                              n_layer=1)), tok)

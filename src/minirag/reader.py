@@ -5,8 +5,8 @@ ids: `windows` (the spans an answer may come from), `columns` (TAPAS-style table
 `in_question` (DrQA's exact-match flag) and `token_types`, the one id per token the trunk
 embeds; training (training/reader_data.py: which cell a gold span is in) and reading use the
 same ones. Then `Reader`, which turns a Prompt into an answer: the best span of one chunk's
-window with that chunk's [#n] marker, or "I don't know" when the null position outscores every
-span. What it leaves out: free-form generation (a pointer cannot invent), the model itself
+window with that chunk's [#n] marker, or "I don't know" when no span outscores the null
+position by NULL_MARGIN. What it leaves out: free-form generation (a pointer cannot invent), the model itself
 (minimodel.SpanReader) and training (training/reader_train.py). Why, with the formulas:
 theory/07, "Column embeddings" and "Question-match flags".
 """
@@ -118,6 +118,10 @@ READER_PATH = MODELS_DIR / "reader.npz"
 # a LoRA adapter for the shipped reader: "A or B?" questions (training/adapter_train.py)
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
+# A span is answered only when its score beats the null position's (<|a|>) by this margin, in
+# start + end logits; 0 would trust the reader's own calibration. Chosen on dev for the shipped
+# reader, the smallest margin that meets the unanswerable target (theory/05 §5, EXPERIMENTS.md).
+NULL_MARGIN = 5.0
 
 
 @dataclass(frozen=True)
@@ -133,8 +137,10 @@ class Reading:
 class Reader:
     """Example: Reader.load().read(build_prompt("past of go", chunks)).text -> "went [#1]"."""
 
-    def __init__(self, model: SpanReader, tokenizer, max_answer_tokens: int = 8):
+    def __init__(self, model: SpanReader, tokenizer, max_answer_tokens: int = 8,
+                 null_margin: float = NULL_MARGIN):
         self.model, self.tokenizer, self.max_len = model, tokenizer, max_answer_tokens
+        self.null_margin = null_margin
 
     def scores(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Start and end scores [T], [T] of a compact prompt's tokens, with its token types."""
@@ -155,7 +161,7 @@ class Reader:
         if s >= 0:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
-        if s < 0 or null >= span or not answer:
+        if s < 0 or null + self.null_margin >= span or not answer:
             return Reading(IDK_TEXT, None, None, True, span, null)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null)
