@@ -19,7 +19,7 @@ from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.reader import Reader, columns, in_question, token_types, windows
+from minirag.reader import Reader, columns, in_question, struck_out, token_types, windows
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,
@@ -220,6 +220,30 @@ def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
         m = score(reader, question, chunks, r.answer)
         assert m["em"] == m["in_prompt"] == float(bool(normalise_answer(r.answer)))
     assert reader.read(build_prompt(question, [], tokenizer=tok)).abstained  # nothing to point at
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("~~buyed~~ → bought", " → bought"),  # a wrong form, then its correction
+    ("~~I have went.~~ → I have gone.", " → I have gone."),  # a struck sentence
+    ("teached~~ → taught", " → taught"),  # the window was cut inside the struck text
+    ("say *a big old house* (not ~~a big", "say *a big old house* (not"),  # ... or ends in it
+    ("no mark, went", "no mark, went"),
+])
+def test_struck_out_marks_the_wrong_forms_and_their_marks(tok, text, kept):
+    pieces = [tok.vocab[t].decode("utf-8", errors="replace") for t in tok.encode(text)]
+    assert "".join(p for p, gone in zip(pieces, struck_out(pieces), strict=True) if not gone) == kept
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_a_struck_out_form_is_never_the_answer(tok, seed):
+    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
+                       seed=seed)
+    reader = Reader(model, tok, null_margin=-1e9)  # answer whenever a span is allowed
+    prompt = build_prompt("buyed or bought?", [chunk("- ~~buyed~~, ~~catched~~ → bought")],
+                          tokenizer=tok)
+    r = reader.read(prompt)
+    assert r.abstained or not ({"buyed", "catched"} & set(re.findall(r"[a-z]+", r.answer)))
+    assert r.abstained or "~" not in r.answer
 
 
 def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):

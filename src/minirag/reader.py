@@ -114,6 +114,30 @@ def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
     return [int(i > q_end and word_at[c] in question) for i, c in enumerate(starts)]
 
 
+def struck_out(pieces: list[str]) -> list[bool]:
+    """Per token of one window (its decoded pieces): is it struck-out text or a "~~" mark?
+    The KB strikes a wrong form through (LABELLING.md: "~~I have went~~ → I have gone"). A mark
+    opens when a word follows it ("~~went") and closes otherwise ("went~~,"); a window may be
+    cut inside a struck phrase, so a first mark that closes strikes everything before it.
+    Example: pieces of "~~, ~~buyed~~ → bought" -> True for "~~", "buyed", "~~" and the first
+    "~~" only."""
+    text = "".join(pieces)
+    owner = [i for i, p in enumerate(pieces) for _ in p]  # [characters] -> token index
+    out, start = [False] * len(pieces), None  # start: where the open struck text began
+    for n, m in enumerate(re.finditer("~~", text)):
+        nxt = text[m.end():m.end() + 1]
+        if nxt.isalnum() or nxt in "'\"":  # an opening mark
+            start = m.start()
+            continue
+        a = start if start is not None else (0 if n == 0 else m.start())
+        for c in range(a, m.end()):
+            out[owner[c]] = True
+        start = None
+    for c in range(start if start is not None else len(text), len(text)):
+        out[owner[c]] = True  # struck to the window's end
+    return out
+
+
 READER_PATH = MODELS_DIR / "reader.npz"
 # a LoRA adapter for the shipped reader: "A or B?" questions (training/adapter_train.py)
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
@@ -167,9 +191,12 @@ class Reader:
         return Reading(f"{answer} {marker}", answer, marker, False, span, null)
 
     def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
-        """A window cut at its separators ("|", ",", ";", "→", a line break): an answer is one
-        table cell or one item of a list, never two ("chase | choosen" is two cells)."""
-        cuts = [i for i in range(lo, hi) if SEPARATORS & set(self._pieces(ids[i]))]
+        """A window cut at its separators ("|", ",", ";", "→", a line break) and around struck
+        text: an answer is one table cell or one item of a list, never two ("chase | choosen"
+        is two cells), and never a form the KB strikes out as wrong ("~~buyed~~")."""
+        struck = struck_out(_pieces(ids[lo:hi], self.tokenizer))
+        cuts = [i for i in range(lo, hi)
+                if struck[i - lo] or SEPARATORS & set(self._pieces(ids[i]))]
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
 
