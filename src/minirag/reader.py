@@ -5,10 +5,11 @@ ids: `windows` (the spans an answer may come from), `columns` (TAPAS-style table
 `in_question` (DrQA's exact-match flag) and `token_types`, the one id per token the trunk
 embeds; training (training/reader_data.py: which cell a gold span is in) and reading use the
 same ones. Then `Reader`, which turns a Prompt into an answer: the best span of one chunk's
-window with that chunk's [#n] marker, or "I don't know" when no span outscores the null
-position by NULL_MARGIN. What it leaves out: free-form generation (a pointer cannot invent), the model itself
-(minimodel.SpanReader) and training (training/reader_train.py). Why, with the formulas:
-theory/07, "Column embeddings" and "Question-match flags".
+window with that chunk's [#n] marker (never struck-out text), or "I don't know" when no span
+outscores the null position by NULL_MARGIN. What it leaves out: free-form generation (a
+pointer cannot invent), the model itself (minimodel.SpanReader) and training
+(training/reader_train.py). Why, with the formulas: theory/07, "Column embeddings" and
+"Question-match flags"; the margin: theory/05 §4.
 """
 
 from __future__ import annotations
