@@ -144,8 +144,9 @@ READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
 # A span is answered only when its score beats the null position's (<|a|>) by this margin, in
-# start + end logits; 0 would trust the reader's own calibration. Chosen on dev for the shipped
-# reader, the smallest margin that meets the unanswerable target (theory/05 §5, EXPERIMENTS.md).
+# start + end logits; 0 would trust the reader's own calibration. A decision threshold, chosen
+# once on dev for the shipped weights from the whole curve of right against wrong answers and
+# abstentions (theory/05 §4; the sweep: EXPERIMENTS.md).
 NULL_MARGIN = 5.0
 
 
@@ -195,14 +196,11 @@ class Reader:
         """A window cut at its separators ("|", ",", ";", "→", a line break) and around struck
         text: an answer is one table cell or one item of a list, never two ("chase | choosen"
         is two cells), and never a form the KB strikes out as wrong ("~~buyed~~")."""
-        struck = struck_out(_pieces(ids[lo:hi], self.tokenizer))
-        cuts = [i for i in range(lo, hi)
-                if struck[i - lo] or SEPARATORS & set(self._pieces(ids[i]))]
+        pieces = _pieces(ids[lo:hi], self.tokenizer)
+        cuts = [lo + j for j, (piece, struck) in enumerate(zip(pieces, struck_out(pieces)))
+                if struck or SEPARATORS & set(piece)]
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
-
-    def _pieces(self, token: int) -> list[str]:
-        return list(self.tokenizer.vocab[token].decode("utf-8", errors="ignore"))
 
     def _whole_words(self, ids: list[int], s: int, e: int, window: tuple[int, int]):
         """Widen a span to whole words: "stud" + "ies" is one word, and a reader that
