@@ -1,4 +1,4 @@
-"""Fakes shared by the isolation tests: one per concept (chunks, an embedder)."""
+"""Fakes shared by the isolation tests: one per concept (chunks, an embedder, a reader model)."""
 
 from pathlib import Path
 
@@ -76,3 +76,17 @@ class FakeTeacher:
             v = sum((self.word(w) for w in t.lower().split()), np.zeros(self.d)) + 1e-3
             out[i] = v / np.linalg.norm(v)
         return out
+
+
+def tiny_span_reader(vocab_size: int, seed: int = 0, noise: float = 0.0):
+    """An untrained one-block SpanReader (d_model 16) whose weights are shaken by N(0, noise):
+    "any weights", for invariants that must hold whatever a reader learned."""
+    from minimodel.mini_gpt import MiniGPTConfig  # here, so chunk-level tests import no model
+    from minimodel.span_reader import SpanReader
+
+    model = SpanReader(MiniGPTConfig(vocab_size=vocab_size, d_model=16, n_head=2, n_layer=1),
+                       seed=seed)
+    rng = np.random.default_rng(seed)
+    for p in model.params.values():
+        p += rng.normal(0, noise, p.shape).astype(p.dtype)
+    return model

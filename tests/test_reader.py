@@ -8,12 +8,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from fakes import make_chunk
+from fakes import make_chunk, tiny_span_reader
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minimodel.mini_gpt import MiniGPTConfig
-from minimodel.span_reader import SpanReader
 from minirag.chunk import Chunk, load_kb
 from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
@@ -199,12 +197,7 @@ def test_in_question_marks_context_words_the_question_uses(tok):
 
 @given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))
 def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
-    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
-                       seed=seed)
-    rng = np.random.default_rng(seed)
-    for p in model.params.values():
-        p += rng.normal(0, 0.5, p.shape).astype(p.dtype)
-    reader = Reader(model, tok)
+    reader = Reader(tiny_span_reader(len(tok), seed, noise=0.5), tok, null_margin=0.0)
     chunks = [chunk(TABLE), Chunk("b" * 12, PROSE, "u.md", 0, {"section": "T"})]
     prompt = build_prompt(question, chunks, tokenizer=tok)
     r = reader.read(prompt)
@@ -237,9 +230,7 @@ def test_struck_out_marks_the_wrong_forms_and_their_marks(tok, text, kept):
 
 @given(st.integers(0, 10_000))
 def test_whatever_the_weights_a_struck_out_form_is_never_the_answer(tok, seed):
-    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
-                       seed=seed)
-    reader = Reader(model, tok, null_margin=-1e9)  # answer whenever a span is allowed
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
     prompt = build_prompt("buyed or bought?", [chunk("- ~~buyed~~, ~~catched~~ → bought")],
                           tokenizer=tok)
     r = reader.read(prompt)
@@ -248,8 +239,7 @@ def test_whatever_the_weights_a_struck_out_form_is_never_the_answer(tok, seed):
 
 
 def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):
-    model = SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2, n_layer=1),
-                       seed=3)
+    model = tiny_span_reader(len(tok), seed=3)
     prompt = build_prompt("past of drink", [chunk(TABLE)], tokenizer=tok)
     free = Reader(model, tok, null_margin=-1e9).read(prompt)  # any span beats the null
     assert not free.abstained
@@ -260,8 +250,7 @@ def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):
 
 
 def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
-    reader = Reader(SpanReader(MiniGPTConfig(vocab_size=len(tok), d_model=16, n_head=2,
-                                             n_layer=1)), tok)
+    reader = Reader(tiny_span_reader(len(tok)), tok)
     table = [chunk(TABLE)]
     assert score(reader, "past of drink", table, "drank")["in_prompt"] == 1.0
     assert score(reader, "past of drink", table, "Drank")["in_prompt"] == 1.0  # normalised
