@@ -11,6 +11,7 @@ import pytest
 from fakes import tiny_span_reader
 
 from minimodel.span_reader import SpanReader
+from minirag.eval.reading import faithfulness_rows
 from minirag.files.artifacts import load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
@@ -50,6 +51,18 @@ def test_rag_answer_keeps_every_intermediate_value(small_retriever):
     assert a.abstained == (a.text == IDK_TEXT) == (a.citations == {})
     for marker, chunk in a.citations.items():
         assert a.prompt.citations[marker] == chunk.id and a.reading.answer in a.prompt.text
+
+
+def test_every_verb_row_is_asked_once_per_form_and_the_oracle_always_shows_it(small_retriever):
+    # the small KB's verbs (swim, go) are trained ones: no held-out rows, whose rate of no
+    # questions would be NaN; 2 verbs x 2 forms = 4 questions in every row
+    tok = load_tokenizer()
+    reader = Reader(tiny_span_reader(len(tok), noise=0.5), tok, null_margin=0.0)
+    rows = faithfulness_rows(reader, {"r": small_retriever}, small_retriever.store.chunks)
+    assert [(r["context"], r["group"], r["retriever"], r["n"]) for r in rows] == [
+        ("counterfactual", "all", None, 4), ("trained verbs", "oracle", None, 4),
+        ("trained verbs", "retrieved", "r", 4)]
+    assert rows[1]["answer_in_prompt"] == 1.0  # the asked row is in the prompt's one window
 
 
 @pytest.mark.parametrize("question, answer, doc", [

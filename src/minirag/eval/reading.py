@@ -3,9 +3,10 @@ often the answer was in the prompt at all (the most exact match a span reader ca
 the reader's own share, reading accuracy: exact match among the questions whose answer it saw.
 
 What it is: the reader scored on the labelled questions with oracle context (the gold chunk),
-retrieved context (end to end), closed-book (no context), plus two faithfulness probes:
-`counterfactual` (a verb's row rewritten with other forms: the right answer is what the
-context says) and `held-out` (verbs reader training never saw). Definitions in theory/04
+retrieved context (end to end), closed-book (no context), plus three probes built from the KB's
+verb tables: `counterfactual` (a verb's row rewritten with other forms: the right answer is what
+the context says), `held-out` (verbs reader training never saw) and `trained verbs` (every other
+row, asked in phrasings training never used). Definitions in theory/04
 and theory/05; rows follow DESIGN §3 cli (`reader`).
 """
 
@@ -108,7 +109,10 @@ def faithfulness_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: 
                       k: int = 3, seed: int = 0) -> list[dict]:
     """`counterfactual`: every KB verb's row rewritten (another verb's forms, or a nonce
     verb's), asked with the eval phrasings, oracle context. `held-out`: the held-out verbs,
-    oracle context (group "oracle") and end to end with each retriever (group "retrieved")."""
+    oracle context (group "oracle") and end to end with each retriever (group "retrieved").
+    `trained verbs`: the same for every other row of the KB's verb tables, the rows the reader
+    trained on, in phrasings it never trained on: the plainest question the course answers,
+    asked of every verb it lists."""
     rng = np.random.default_rng(seed)
     idf = next(iter(retrievers.values())).bm25.idf_of
     verbs = [f for c in chunks for f in table_facts(c) if f.kind == "verb"]
@@ -128,12 +132,14 @@ def faithfulness_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: 
                    score(reader, q, [chunk], answer, idf)))
     rows_out += _faith_row("counterfactual", "all", [m for _, m in cf])
     held = [(f, _phrase(f, rng)) for f in verbs if f.key in HELD_OUT_VERBS]
-    rows_out += _faith_row("held-out", "oracle", [score(reader, q, [f.chunk], _first(f), idf)
-                                                  for f, q in held])
-    for name, r in retrievers.items():
-        rows_out += _faith_row("held-out", "retrieved", [
-            score(reader, q, r.retrieve(q, k, hybrid=True), _first(f), idf) for f, q in held],
-            name)
+    trained = [(f, _phrase(f, rng)) for f in verbs if f.key not in HELD_OUT_VERBS]
+    for context, asked in (("held-out", held), ("trained verbs", trained)):
+        rows_out += _faith_row(context, "oracle", [score(reader, q, [f.chunk], _first(f), idf)
+                                                   for f, q in asked])
+        for name, r in retrievers.items():
+            rows_out += _faith_row(context, "retrieved", [
+                score(reader, q, r.retrieve(q, k, hybrid=True), _first(f), idf)
+                for f, q in asked], name)
     return rows_out
 
 
