@@ -106,7 +106,7 @@ def test_growth_is_by_doubling_and_keeps_every_row():
     for i in range(100):
         v = np.array([[np.cos(i), np.sin(i)]], np.float32)
         store.add_vectors(make_chunks([str(i)], doc=f"{i}.md"), v)
-        capacities.append(len(store._buf))
+        capacities.append(store._cols.shape[1])
         rows.append(v[0])
     assert sorted(set(capacities)) == [16, 32, 64, 128]
     np.testing.assert_allclose(store.vectors, np.array(rows), atol=1e-6)
@@ -259,6 +259,20 @@ def test_save_load_round_trip(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name != "s"]  # no temp dirs left behind
     FlatVectorStore(store.embedder).save(tmp_path / "empty")
     assert len(FlatVectorStore.load(tmp_path / "empty", store.embedder)) == 0
+
+
+def test_vectors_are_kept_column_major_and_saved_row_by_row(tmp_path):
+    """The layout that makes `V @ q` fast (theory/02 §7) is the store's, not the file's: a
+    saved vectors.npy is the plain C-ordered [N, d] array, whatever the buffer's capacity."""
+    store, _ = five()  # 5 rows in a buffer of 16 columns
+    V = store.vectors
+    assert V.shape == (5, 3) and V.strides[0] == V.itemsize  # column-major view, no copy
+    store.save(tmp_path / "s")
+    saved = np.load(tmp_path / "s" / "vectors.npy")
+    assert saved.flags.c_contiguous and not np.isfortran(saved)
+    np.testing.assert_array_equal(saved, V)
+    back = FlatVectorStore.load(tmp_path / "s", store.embedder)
+    assert back.vectors.strides[0] == V.itemsize
 
 
 @pytest.mark.parametrize("field, value", [

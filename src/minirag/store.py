@@ -6,7 +6,9 @@ The whole idea, for N chunks with vectors of d numbers:
     top = argpartition(-s, k)[:k]   # the k best (then sorted, ties by insertion order)
 `FlatVectorStore` below is exactly that: its search hands V and the queries to topk.py, whose
 `top_k_plain` is the last line, and whose faster `top_k_rows` gives the same exact answer
-(benchmarks/bench_store.py measures it against faiss; theory/02 quotes the ratio). Then
+(benchmarks/bench_store.py measures it against faiss; theory/02 quotes the ratio). One choice
+is not in the three lines: V is kept column-major (chunk i's vector is column i of a [d, N]
+buffer), the same numbers laid out so that `V @ q` streams them fastest (theory/02 §8). Then
 persistence: a directory (vectors.npy + chunks.jsonl + manifest.json), written
 atomically, loaded without pickle and checked against the sha256 sums in its manifest.
 What it leaves out: approximate search (HNSW, IVF: scale/faiss_store.py), deletes and
@@ -54,7 +56,10 @@ class FlatVectorStore:
         self.d = int(embedder.d)
         self._chunks: list[Chunk] = []  # row i of the vectors is chunk i, in insertion order
         self._ids: set[str] = set()
-        self._buf = np.zeros((0, self.d), dtype=np.float32)  # [capacity, d]; rows [:N] are used
+        # [d, capacity]: column i is chunk i's unit vector, columns [:N] are used. V is kept
+        # column-major (V = _cols[:, :N].T) because that is the layout in which BLAS's
+        # matrix-vector product `V @ q` streams the matrix fastest (topk.top_k_rows)
+        self._cols = np.zeros((self.d, 0), dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -66,8 +71,9 @@ class FlatVectorStore:
 
     @property
     def vectors(self) -> np.ndarray:
-        """The stored unit vectors, [N, d] float32, as a read-only view (no copy)."""
-        v = self._buf[: len(self)]
+        """The stored unit vectors, [N, d] float32, as a read-only view (no copy; column-major,
+        so np.ascontiguousarray(store.vectors) when a C-ordered array is needed)."""
+        v = self._cols[:, : len(self)].T
         v.flags.writeable = False
         return v
 
@@ -84,11 +90,11 @@ class FlatVectorStore:
         v = unit_rows(vectors, self.d)  # [n, d]: normalised once, here, so a search is a dot
         # Grow by doubling: appending n rows costs O(n) amortised, never a vstack of everything.
         n0, n1 = len(self), len(self) + len(chunks)
-        if n1 > len(self._buf):
-            grown = np.zeros((max(n1, 2 * len(self._buf), 16), self.d), dtype=np.float32)
-            grown[:n0] = self._buf[:n0]
-            self._buf = grown
-        self._buf[n0:n1] = v
+        if n1 > self._cols.shape[1]:
+            grown = np.zeros((self.d, max(n1, 2 * self._cols.shape[1], 16)), dtype=np.float32)
+            grown[:, :n0] = self._cols[:, :n0]
+            self._cols = grown
+        self._cols[:, n0:n1] = v.T
         self._chunks.extend(chunks)
         self._ids.update(new_ids)
 
@@ -114,7 +120,7 @@ class FlatVectorStore:
         live = Q.any(axis=1).tolist()  # unit rows or zero rows: a zero query matches nothing
         if len(self) == 0 or not any(live):
             return [[] for _ in live]
-        V = self._buf[: len(self)]  # [N, d]
+        V = self._cols[:, : len(self)].T  # [N, d], column-major
         # subtle: around the scan a search is a handful of calls, each paid with cold caches,
         # so the usual case (every query live) builds no index arrays and copies nothing
         if all(live):
@@ -132,7 +138,7 @@ class FlatVectorStore:
         """Write the store to directory `path` atomically (vectors.npy, chunks.jsonl, manifest)."""
 
         def write(tmp: Path) -> None:
-            np.save(tmp / "vectors.npy", np.ascontiguousarray(self._buf[: len(self)]))
+            np.save(tmp / "vectors.npy", np.ascontiguousarray(self.vectors))  # [N, d], C order
             write_chunks(tmp / "chunks.jsonl", self._chunks)
             manifest = {
                 "format": FORMAT, "version": VERSION, "d": self.d, "count": len(self),
@@ -168,7 +174,7 @@ class FlatVectorStore:
         store._ids = {c.id for c in store._chunks}
         if len(store._ids) != count:
             raise StoreError(f"{cpath}: duplicate chunk ids")
-        store._buf = vectors
+        store._cols = np.ascontiguousarray(vectors.T)  # [d, N]
         return store
 
 

@@ -76,9 +76,11 @@ def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, n
     """
     N, m = len(V), len(Q)
     if m == 1:
-        # subtle: s = V @ q, as one short dot per row (vecdot), which reads an [N, 64] matrix
-        # faster than the sgemv behind `V @ q` does here (benchmarks/bench_store.py)
-        s = np.vecdot(V, Q[0])  # [N]
+        # subtle: with V column-major (the store keeps it so), `V @ q` is BLAS's sgemv adding
+        # q[j] times column j into s, a block of s at a time: V is streamed once, with s in
+        # cache. Row-major, the same product (or np.vecdot's one dot per row) reads the
+        # matrix more slowly here (benchmarks/bench_store.py, EXPERIMENTS.md)
+        s = V @ Q[0]  # [N]
         top = top_k(s, k)
         return [(top, s[top])]
     k = min(k, N)
@@ -86,7 +88,8 @@ def top_k_rows(Q: np.ndarray, V: np.ndarray, k: int) -> list[tuple[np.ndarray, n
     if N // step < 8 * k:  # too few rows for a sample: score blocks of queries, rank each row
         b = max(1, BLOCK_BYTES // (4 * N))
         return [_ranked(s, k) for a in range(0, m, b) for s in Q[a:a + b] @ V.T]
-    sample = Q @ V[::step].T  # [m, N / step] scores of every step-th row
+    # every step-th row, gathered: of a column-major V, V[::step] has no unit stride for BLAS
+    sample = Q @ np.ascontiguousarray(V[::step]).T  # [m, N / step]
     n_s = sample.shape[1]
     t = np.partition(sample, n_s - k, axis=1)[:, n_s - k] - SLACK  # [m] thresholds
     # the [m, R] score block stays in budget, small enough to be tested while still in cache
