@@ -266,6 +266,10 @@ def test_load_refuses_tampered_truncated_misshapen_and_foreign_files(tmp_path):
         "base_sha256": params_sha256(model.params)}, fmt="lora")
     with pytest.raises(CheckpointError, match="shapes"):
         LoRA.load(tmp_path / "shape.npz", model.params)
+    (tmp_path / "text.npz").write_text("garbage\n")  # NumPy would call this a pickle
+    with pytest.raises(CheckpointError, match=r"text\.npz: .*not an \.npz archive") as e:
+        LoRA.load(tmp_path / "text.npz", model.params)
+    assert "pickle" not in str(e.value)  # never a hint to load a file unsafely
     model.save(tmp_path / "model.npz")  # a model checkpoint is not an adapter
     with pytest.raises(CheckpointError, match="not a lora"):
         LoRA.load(tmp_path / "model.npz", model.params)

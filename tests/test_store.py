@@ -333,6 +333,12 @@ def test_consistent_but_wrong_files_are_caught(tmp_path):
     resign(s)
     with pytest.raises(StoreError, match="vectors.npy: not a plain .npy"):
         FlatVectorStore.load(s, store.embedder)
+    (s / "vectors.npy").write_text("garbage\n")
+    resign(s)
+    with pytest.raises(StoreError, match=r"vectors.npy: not a plain .npy array \(no .npy head"
+                       ) as e:
+        FlatVectorStore.load(s, store.embedder)
+    assert "pickle" not in str(e.value)
     store.save(s)
     lines = (s / "chunks.jsonl").read_text().splitlines()
     (s / "chunks.jsonl").write_text("\n".join(lines[:4]) + "\n")  # a truncated chunks.jsonl

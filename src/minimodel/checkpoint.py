@@ -21,6 +21,7 @@ from minitokenizer.atomic import atomic_write
 FORMAT = "minigpt"
 FORMAT_VERSION = 1
 _HEADER = "__header__"  # the npz entry holding the JSON header (a 0-d unicode array)
+_NPZ_MAGIC = b"PK\x03\x04"  # an .npz is a zip archive: every one starts with these bytes
 
 
 class CheckpointError(ValueError):
@@ -56,6 +57,9 @@ def load_params(path, tokenizer_sha256: str | None = None, fmt: str = FORMAT
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     try:
+        with open(path, "rb") as f:
+            if f.read(4) != _NPZ_MAGIC:  # else NumPy's own error would suggest unpickling it
+                raise zipfile.BadZipFile("not an .npz archive")
         with np.load(path, allow_pickle=False) as z:
             header = json.loads(str(z[_HEADER][()]))
             params = {k: z[k] for k in z.files if k != _HEADER}

@@ -87,6 +87,12 @@ def check_sha256(path: Path, sums: dict, mpath: Path, error: type[ValueError] = 
 def load_npy(path: Path, error: type[ValueError] = StoreError) -> np.ndarray:
     """np.load without pickle; an unreadable file raises `error` naming it."""
     try:
-        return np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            plain = f.read(6) == b"\x93NUMPY"  # the .npy magic
+        # without it, NumPy's own error would suggest loading the file as a pickle
+        X = np.load(path, allow_pickle=False) if plain else None
     except (OSError, ValueError) as e:
         raise error(f"{path}: not a plain .npy array ({e})") from None
+    if X is None:
+        raise error(f"{path}: not a plain .npy array (no .npy header)")
+    return X
