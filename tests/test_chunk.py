@@ -164,3 +164,7 @@ def test_load_kb_walks_the_tree_with_posix_doc_ids(tok, tmp_path):
     assert sorted({c.doc_id for c in chunks}) == ["a.md", "sub/b.txt"]
     with pytest.raises(KBError, match="not found"):
         load_kb(tmp_path / "missing", 50, 5, tok)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(KBError, match=r"notes: no \.md or \.txt file"):  # not a silent empty KB
+        load_kb(tmp_path / "notes", 50, 5, tok)

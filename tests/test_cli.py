@@ -64,6 +64,8 @@ def test_user_errors_exit_1_with_one_line(small_kb, tmp_path):
     assert_user_error(minirag("search", "   ", "--kb", str(small_kb)), "empty")
     assert_user_error(minirag("search", "go", "-k", "0", "--kb", str(small_kb)), "-k")
     assert_user_error(minirag("index", "--kb", str(tmp_path / "missing")), "not found")
+    (tmp_path / "empty").mkdir()
+    assert_user_error(minirag("index", "--kb", str(tmp_path / "empty")), "no .md or .txt file")
 
 
 def test_a_one_megabyte_query_is_refused_not_crashed(small_kb):

@@ -94,11 +94,16 @@ def read_document(path: Path, root: Path | None = None) -> Document:
 
 
 def kb_files(root: Path) -> list[Path]:
-    """Every *.md / *.txt below `root`, sorted by doc id; a missing folder raises KBError."""
+    """Every *.md / *.txt below `root`, sorted by doc id; a missing folder, or one with no
+    such file (a KB that could only ever answer "I don't know"), raises KBError."""
     root = Path(root)
     if not root.is_dir():
         raise KBError(f"{root}: knowledge-base folder not found")
-    return sorted(p for p in root.rglob("*") if p.suffix in KB_SUFFIXES and p.is_file())
+    files = sorted(p for p in root.rglob("*") if p.suffix in KB_SUFFIXES and p.is_file())
+    if not files:
+        raise KBError(f"{root}: no {' or '.join(sorted(KB_SUFFIXES))} file in this folder or "
+                      f"below it: nothing to index")
+    return files
 
 
 def read_kb(root: Path = DEFAULT_KB) -> list[Document]:
