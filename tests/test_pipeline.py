@@ -53,6 +53,18 @@ def test_rag_answer_keeps_every_intermediate_value(small_retriever):
         assert a.prompt.citations[marker] == chunk.id and a.reading.answer in a.prompt.text
 
 
+def test_a_bad_k_is_refused_not_replaced_by_the_default(small_retriever):
+    tok = load_tokenizer()
+    reader = Reader(tiny_span_reader(len(tok)), tok)
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        RAGPipeline(small_retriever, reader, k=0)
+    pipe = RAGPipeline(small_retriever, reader, k=2)
+    for k in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            pipe.ask("past of swim", k)
+    assert len(pipe.ask("past of swim").chunks) == 2 and len(pipe.ask("go", 1).chunks) == 1
+
+
 def test_every_verb_row_is_asked_once_per_form_and_the_oracle_always_shows_it(small_retriever):
     # the small KB's verbs (swim, go) are trained ones: no held-out rows, whose rate of no
     # questions would be NaN; 2 verbs x 2 forms = 4 questions in every row

@@ -110,6 +110,8 @@ def test_explain_shows_each_lists_rank_and_share(retriever):
 @pytest.mark.parametrize("query, k, mode, match", [
     ("", 3, "dense", "empty"), ("   ", 3, "hybrid", "empty"), ("go", 0, "bm25", "k"),
     ("go", 3, "sparse", "mode"), ("x" * (MAX_QUERY_CHARS + 1), 3, "dense", "limit"),
+    (b"go", 3, "dense", "must be a str, got bytes"), ("go", 2.5, "hybrid", "integer"),
+    ("go", True, "dense", "integer"),
 ])
 def test_bad_queries(retriever, query, k, mode, match):
     with pytest.raises(ValueError, match=match):

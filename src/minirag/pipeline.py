@@ -18,6 +18,7 @@ from minirag.prompt import Prompt, build_prompt
 from minirag.reader import Reader, Reading
 from minirag.rerank.cross_encoder import CrossEncoder
 from minirag.retrieve import Retriever, check_query
+from minirag.topk import check_k
 
 # The dense half of the pipeline's hybrid retriever: the trained encoder. It finds a verb's
 # row where the hashing hybrid does not, and the reader still abstains on the unanswerable
@@ -64,7 +65,7 @@ class RAGPipeline:
     """The shipped artifacts wired together: `RAGPipeline.from_defaults().ask("past of go")`."""
 
     def __init__(self, retriever: Retriever, reader: Reader, k: int = 3):
-        self.retriever, self.reader, self.k = retriever, reader, k
+        self.retriever, self.reader, self.k = retriever, reader, check_k(k)
 
     @classmethod
     def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
@@ -79,4 +80,4 @@ class RAGPipeline:
                    Reader.load(adapter=adapter), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:
-        return rag_answer(query, self.retriever, self.reader, k or self.k)
+        return rag_answer(query, self.retriever, self.reader, self.k if k is None else k)

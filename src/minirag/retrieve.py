@@ -18,6 +18,7 @@ import numpy as np
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
 from minirag.store import FlatVectorStore
+from minirag.topk import check_k
 
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES = ("dense", "bm25", "hybrid")
@@ -59,8 +60,11 @@ def cue_words(query: str) -> list[str]:
 
 
 def check_query(query: str) -> None:
-    """Reject what no retriever should silently accept: an empty or an oversized query."""
-    if not isinstance(query, str) or not query.strip():
+    """Reject what no retriever should silently accept: a query that is not text, an empty
+    one or an oversized one."""
+    if not isinstance(query, str):
+        raise ValueError(f"the query must be a str, got {type(query).__name__}")
+    if not query.strip():
         raise ValueError("the query is empty")
     if len(query) > MAX_QUERY_CHARS:
         raise ValueError(f"the query is {len(query):,} characters; the limit is "
@@ -122,8 +126,7 @@ class Retriever:
                         ) -> list[tuple[Chunk, float]]:
         """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`,
         or `rerank_scores`' when there is a re-ranker."""
-        if k < 1:
-            raise ValueError(f"k ({k}) must be >= 1")
+        k = check_k(k)
         first = self.first_stage_scored(query, max(k, self.first_stage) if self.reranker else k,
                                         mode)
         if self.reranker is None or not first:
