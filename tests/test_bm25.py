@@ -206,6 +206,12 @@ def test_empty_query_is_an_error(query):
         index_of(HAND).search(query)
 
 
+@pytest.mark.parametrize("query", [b"go", None, ["go"]])
+def test_a_query_that_is_not_text_is_an_error(query):
+    with pytest.raises(ValueError, match="the query must be a str, got"):
+        index_of(HAND).search(query)
+
+
 @pytest.mark.parametrize("k", [0, -1, 1.5, True])
 def test_bad_k_is_an_error(k):
     with pytest.raises(ValueError, match="k must be"):

@@ -146,6 +146,8 @@ class BM25Index:
 
     def query_tokens(self, query: str) -> list[str]:
         """The query's tokens; a query without a single word is an error, not an empty result."""
+        if not isinstance(query, str):
+            raise BM25Error(f"the query must be a str, got {type(query).__name__}")
         tokens = tokenize(query)
         if not tokens:
             raise BM25Error(f"query has no word tokens: {query[:80]!r}")
