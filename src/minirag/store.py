@@ -8,7 +8,7 @@ The whole idea, for N chunks with vectors of d numbers:
 `top_k_plain` is the last line, and whose faster `top_k_rows` gives the same exact answer
 (benchmarks/bench_store.py measures it against faiss; theory/02 quotes the ratio). One choice
 is not in the three lines: V is kept column-major (chunk i's vector is column i of a [d, N]
-buffer), the same numbers laid out so that `V @ q` streams them fastest (theory/02 §8). Then
+buffer), the same numbers laid out so that `V @ q` streams them fastest (theory/02 §7). Then
 persistence: a directory (vectors.npy + chunks.jsonl + manifest.json), written
 atomically, loaded without pickle and checked against the sha256 sums in its manifest.
 What it leaves out: approximate search (HNSW, IVF: scale/faiss_store.py), deletes and
