@@ -120,7 +120,7 @@ class FlatVectorStore:
         live = Q.any(axis=1).tolist()  # unit rows or zero rows: a zero query matches nothing
         if len(self) == 0 or not any(live):
             return [[] for _ in live]
-        V = self._cols[:, : len(self)].T  # [N, d], column-major
+        V = self.vectors  # [N, d], column-major, a view
         # subtle: around the scan a search is a handful of calls, each paid with cold caches,
         # so the usual case (every query live) builds no index arrays and copies nothing
         if all(live):
