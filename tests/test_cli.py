@@ -37,11 +37,18 @@ def test_search_json_shape(small_kb):
     r = minirag("search", "plural of mouse", "-k", "2", "--kb", str(small_kb), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert set(out) == {"query", "mode", "rerank", "results", "timings_ms"}
+    assert set(out) == {"query", "mode", "rerank", "rows", "results", "timings_ms"}
     assert out["mode"] == "hybrid" and out["rerank"] is False and len(out["results"]) == 2
+    assert out["rows"] is True  # the pipeline's choice; --no-rows turns the lookup off
     top = out["results"][0]
     assert set(top) == {"rank", "chunk_id", "doc_id", "section", "score", "text"}
     assert (top["rank"], top["doc_id"], top["section"]) == (1, "nouns.md", "Plurals")
+
+
+def test_no_rows_turns_the_row_lookup_off(small_kb):
+    r = minirag("search", "plural of mouse", "--no-rows", "--kb", str(small_kb), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["rows"] is False
 
 
 @pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
@@ -104,7 +111,7 @@ def test_eval_json_shape(small_kb, tmp_path):
     # the shipped adapter's rows beside the shipped reader's, on the pipeline's retriever only
     assert {row["reader"] for row in out["reader"]} == {"shipped", "+choice adapter"}
     assert {row["retriever"] for row in out["reader"] if row["reader"] != "shipped"} == {
-        None, "hybrid(biencoder+bm25)"}
+        None, "hybrid(biencoder+bm25+rows)"}
 
 
 def test_eval_on_the_test_split_prints_aggregates_only(small_kb, tmp_path):

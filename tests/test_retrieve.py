@@ -1,6 +1,7 @@
 """retrieve.py: the worked RRF example, invariance to the order of the input lists,
-deterministic ties, and a chunk's own text retrieving it first in dense, bm25 and hybrid mode
-(hand-built chunks, the hashing embedder, no tokenizer or KB)."""
+deterministic ties, a chunk's own text retrieving it first in dense, bm25 and hybrid mode, and
+the table rows a question looks up (hand-built chunks, the hashing embedder, no tokenizer or
+KB)."""
 
 import pytest
 from fakes import make_chunks
@@ -10,7 +11,14 @@ from hypothesis import strategies as st
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.embed import HashingEmbedder
-from minirag.retrieve import MAX_QUERY_CHARS, Retriever, lexical_query, rrf_fuse
+from minirag.retrieve import (
+    MAX_QUERY_CHARS,
+    Retriever,
+    RowIndex,
+    lexical_query,
+    rrf_fuse,
+    table_cells,
+)
 from minirag.store import FlatVectorStore
 
 TEXTS = [
@@ -123,3 +131,61 @@ def test_lexical_modes_need_bm25():
     store.add(make_chunks(TEXTS[:2], separate_docs=True))
     with pytest.raises(ValueError, match="BM25"):
         Retriever(store).retrieve_scored("go", 1, "hybrid")
+
+
+# A table split over two chunks of one section (the second without its header), a table whose
+# first column is not one word, and prose that mentions a key without being its row.
+TABLE = ["| Base form | Past simple | Past participle |\n|---|---|---|\n| go | went | gone |",
+         "| **swim** | swam | swum |\n| cut | cut | cut |",
+         "| Suffix | Meaning |\n|---|---|\n| -ness | a state |\n| big idea | small |",
+         "Swim is also a noun: a swim in the lake. Go for a swim."]
+
+
+def row_chunks() -> list[Chunk]:
+    return make_chunks(TABLE)  # one document, one section "S", offsets 0..3
+
+
+def test_table_cells_drop_bold_and_the_outer_bars():
+    assert table_cells("| **go** | went |") == ["go", "went"]
+    assert table_cells("|a|b|c|") == ["a", "b", "c"]
+
+
+def test_rows_are_keyed_by_one_word_first_cells_with_their_tables_columns():
+    index = RowIndex(row_chunks())
+    columns = frozenset({"past", "simple", "participle"})  # "Base form" is the key column
+    assert index.keys == {"go": [(0, columns)], "swim": [(1, columns)], "cut": [(1, columns)]}
+
+
+def test_a_lookup_needs_a_key_and_one_of_its_tables_columns():
+    index, chunks = RowIndex(row_chunks()), row_chunks()
+    idf = {"swim": 2.0, "go": 1.0, "cut": 3.0}.get
+    assert index.lookup("past of swim", idf) == [chunks[1]]
+    assert index.lookup("swim", idf) == []  # a key alone is not a lookup
+    assert index.lookup("past simple of go", idf) == [chunks[0]]
+    # two keys: the chunk of the rarer one first
+    assert index.lookup("past of go or cut", idf) == [chunks[1], chunks[0]]
+    assert index.lookup("meaning of ness", idf) == []  # "-ness" is no headword
+
+
+def test_row_lookup_is_the_hybrids_third_list():
+    chunks = row_chunks()
+    store = FlatVectorStore(HashingEmbedder(d=256).fit(TABLE))
+    store.add(chunks)
+    bm25 = BM25Index()
+    bm25.add(chunks)
+    plain, rows = Retriever(store, bm25), Retriever(store, bm25, rows=True)
+    query = "past participle of swim"
+    e = rows.explain(query, chunks[1].id)
+    assert e["rows"] == {"rank": 1, "contribution": pytest.approx(1 / 61)}
+    assert e["rrf"] == pytest.approx(sum(e[n]["contribution"] for n in ("dense", "bm25", "rows")))
+    assert "rows" not in plain.explain(query, chunks[1].id)
+    score = dict((c.id, s) for c, s in rows.retrieve_scored(query, 4))[chunks[1].id]
+    assert score == pytest.approx(e["rrf"])
+    assert rows.retrieve(query, 1, hybrid=True) == [chunks[1]]
+    # dense and bm25 modes never look rows up
+    assert rows.retrieve_scored(query, 4, "bm25") == plain.retrieve_scored(query, 4, "bm25")
+    # a chunk added later is looked up too: the index follows the store
+    store.add(make_chunks(["| Base form | Past simple | Past participle |\n|---|---|---|\n"
+                           "| sing | sang | sung |"], doc="more.md"))
+    bm25.add(store.chunks[-1:])
+    assert rows.row_index().lookup("past of sing", bm25.idf_of) == [store.chunks[-1]]

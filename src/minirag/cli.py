@@ -46,10 +46,11 @@ def cmd_index(args) -> dict:
             "from_cache": index.loaded_from_cache, "timings_ms": {"total": _ms(t0)}}
 
 
-def _rerank(args) -> bool:
-    """--rerank / --no-rerank, or (for `ask`, when neither is given) the pipeline's choice."""
-    from minirag.pipeline import DEFAULT_RERANK
-    return DEFAULT_RERANK if args.rerank is None else args.rerank
+def _choice(args, flag: str) -> bool:
+    """--rows / --no-rows (--rerank ...), or if neither is given the pipeline's DEFAULT_ROWS."""
+    from minirag import pipeline
+    given = getattr(args, flag)
+    return getattr(pipeline, f"DEFAULT_{flag.upper()}") if given is None else given
 
 
 def cmd_search(args) -> dict:
@@ -61,11 +62,12 @@ def cmd_search(args) -> dict:
     query = read_query(args.query)
     t0 = time.perf_counter()
     index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
-    retriever = Retriever(index.store, index.bm25,
-                          reranker=CrossEncoder.load() if _rerank(args) else None)
+    retriever = Retriever(index.store, index.bm25, rows=_choice(args, "rows"),
+                          reranker=CrossEncoder.load() if args.rerank else None)
     t1 = time.perf_counter()
     results = retriever.retrieve_scored(query, args.k, args.mode)
-    out = {"query": query, "mode": args.mode, "rerank": args.rerank, "results": [],
+    out = {"query": query, "mode": args.mode, "rerank": args.rerank, "rows": retriever.rows,
+           "results": [],
            "timings_ms": {"load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
@@ -109,7 +111,8 @@ def cmd_ask(args) -> dict:
     question = read_query(args.question)
     t0 = time.perf_counter()
     pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k,
-                                     rerank=_rerank(args), adapter=args.adapter)
+                                     rerank=_choice(args, "rerank"), adapter=args.adapter,
+                                     rows=_choice(args, "rows"))
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
@@ -117,6 +120,7 @@ def cmd_ask(args) -> dict:
 
 
 EMBEDDERS = ["hashing", "biencoder", "minilm"]
+ROWS_HELP = "fuse the table rows the question looks up (default: the pipeline's choice)"
 EMBEDDER_HELP = ("the dense half of the hybrid retriever (default: the pipeline's; minilm needs "
                  "`make teacher`)")
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse",
@@ -145,8 +149,9 @@ def print_search(r):
               f"    {snippet}")
         if "explain" in row:
             e = row["explain"]
+            rows = f", rows rank {e['rrf']['rows']['rank']}" if "rows" in e["rrf"] else ""
             print(f"    dense rank {e['rrf']['dense']['rank']}, bm25 rank "
-                  f"{e['rrf']['bm25']['rank']}, rrf {e['rrf']['rrf']:.5f}; bm25 terms "
+                  f"{e['rrf']['bm25']['rank']}{rows}, rrf {e['rrf']['rrf']:.5f}; bm25 terms "
                   + ", ".join(f"{t}={v:.3f}" for t, v in e["bm25_terms"].items()))
             if "rerank" in e["rrf"]:
                 rr = e["rrf"]["rerank"]
@@ -207,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
     s.add_argument("--rerank", action="store_true", default=False,
                    help="re-rank the first stage's top 20 with the cross-encoder")
+    s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
     s.add_argument("--split", choices=SPLITS, default="test",
@@ -221,8 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                   help="re-rank the first stage with the cross-encoder (default: the "
-                        "pipeline's choice)")
+                   help="re-rank with the cross-encoder (default: the pipeline's choice)")
+    s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
     s.add_argument("--adapter", type=Path, help="a LoRA adapter file for the shipped reader")
     s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 

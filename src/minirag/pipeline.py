@@ -24,6 +24,9 @@ from minirag.topk import check_k
 # row where the hashing hybrid does not, and the reader still abstains on the unanswerable
 # questions (theory/05 §4 has both rows, as `make eval` prints them).
 DEFAULT_EMBEDDER = "biencoder"
+# Whether the hybrid fuses a third list, the table rows a question looks up (retrieve.RowIndex):
+# chosen on dev, where recall does not move and the verbs' rows reach the prompt (EXPERIMENTS.md)
+DEFAULT_ROWS = True
 # Whether the pipeline re-ranks its first stage's top 20 with the shipped cross-encoder:
 # chosen on dev by `minirag eval --split dev` (EXPERIMENTS.md has the rows)
 DEFAULT_RERANK = False
@@ -69,14 +72,15 @@ class RAGPipeline:
 
     @classmethod
     def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
-                      rerank: bool = DEFAULT_RERANK, adapter: Path | None = None
-                      ) -> RAGPipeline:
+                      rerank: bool = DEFAULT_RERANK, adapter: Path | None = None,
+                      rows: bool = DEFAULT_ROWS) -> RAGPipeline:
         """The shipped reader (with a LoRA `adapter` file applied, if given) on the cached
-        index of `kb`, re-ranked by the shipped cross-encoder when `rerank` (a missing one is
-        an error that says how to build it)."""
+        index of `kb`, its hybrid fusing the looked-up table rows when `rows`, re-ranked by
+        the shipped cross-encoder when `rerank` (a missing one is an error that says how to
+        build it)."""
         index = load_or_build_index(kb, IndexConfig(embedder=embedder))
         reranker = CrossEncoder.load() if rerank else None
-        return cls(Retriever(index.store, index.bm25, reranker=reranker),
+        return cls(Retriever(index.store, index.bm25, reranker=reranker, rows=rows),
                    Reader.load(adapter=adapter), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:

@@ -3,8 +3,9 @@
 What it is: `rrf_fuse` (Cormack, Clarke & Buettcher, SIGIR 2009) and a `Retriever` that asks
 the FlatVectorStore and the BM25Index and fuses their rankings; with `weights`, each list's
 share is scaled by how much it is trusted (weighted RRF: a good dense list is not drowned by a
-confidently wrong BM25 list). What it leaves out: a re-ranker, and fusing raw scores (shown for
-contrast in theory/03 and lab 02).
+confidently wrong BM25 list); with `rows`, a third list joins the fusion: the table rows a
+question looks up (`RowIndex`). What it leaves out: fusing raw scores (shown for contrast in
+theory/03 and lab 02); the re-ranker itself lives in rerank/.
 """
 
 from __future__ import annotations
@@ -80,6 +81,53 @@ def lexical_query(query: str) -> str:
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 
 
+SEPARATOR = re.compile(r"^\|\s*:?-{3,}")  # the |---|---| line under a markdown table's header
+HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
+
+
+def table_cells(line: str) -> list[str]:
+    """Example: table_cells("| **go** | went |") -> ["go", "went"] (bold marks dropped)"""
+    return [c.replace("*", "").strip() for c in line.strip().strip("|").split("|")]
+
+
+class RowIndex:
+    """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
+
+    A question naming a key and a column of its table ("past of swim": key *swim*, column
+    *Past simple*) is a lookup: that row's chunk is a candidate however many chunks mention
+    *swim* (spelling rules, examples) and outrank a table of thirty verbs. Columns: the
+    header's words of 3+ letters outside the first column; a chunk that continues a table
+    inherits its section's last header. `lookup` is the hybrid's third list (rows=True)."""
+
+    def __init__(self, chunks: list[Chunk]):
+        self.chunks = chunks
+        self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
+        header: dict[tuple[str, str], frozenset[str]] = {}  # (doc, section) -> column words
+        for i, c in enumerate(chunks):
+            place = (c.doc_id, c.metadata.get("section", ""))
+            lines = c.text.split("\n")
+            for j, line in enumerate(lines):
+                if not line.startswith("|") or SEPARATOR.match(line):
+                    continue
+                cells = table_cells(line)
+                if j + 1 < len(lines) and SEPARATOR.match(lines[j + 1]):
+                    header[place] = frozenset(w for w in tokenize(" ".join(cells[1:]))
+                                              if len(w) >= 3)
+                elif HEADWORD.fullmatch(key := cells[0].lower()) and header.get(place):
+                    self.keys.setdefault(key, []).append((i, header[place]))
+
+    def lookup(self, query: str, idf) -> list[Chunk]:
+        """The chunks holding a row keyed by a query word whose table's columns the query
+        names, rarest key first (`idf(word)`, BM25's), then in KB order."""
+        words = set(tokenize(query))
+        best: dict[int, float] = {}  # chunk index -> idf of its rarest matching key
+        for w in words:
+            for i, columns in self.keys.get(w, ()):
+                if columns & words:
+                    best[i] = max(best.get(i, 0.0), idf(w))
+        return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
+
+
 # How much the first stage's rank still counts after re-ranking (`rerank_scores`), chosen on
 # dev by MRR@10 (EXPERIMENTS.md, "Does a cross-encoder trained from scratch re-rank?")
 PRIOR_ON_DEV = 3.0
@@ -103,11 +151,13 @@ class Retriever:
     `reranker`, that search is the first stage: its top `first_stage` are re-scored by the
     re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), combined
     with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
-    re-ranker can only reorder what the first stage found."""
+    re-ranker can only reorder what the first stage found. With `rows`, the hybrid fuses a
+    third list, the table rows the query looks up (`RowIndex`), with weight 1."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
                  k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0),
-                 reranker=None, first_stage: int = 20, prior: float = PRIOR_ON_DEV):
+                 reranker=None, first_stage: int = 20, prior: float = PRIOR_ON_DEV,
+                 rows: bool = False):
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store = store
@@ -118,6 +168,8 @@ class Retriever:
         self.reranker = reranker
         self.first_stage = first_stage  # candidates the re-ranker sees
         self.prior = prior  # the first stage's say after re-ranking (rerank_scores)
+        self.rows = rows  # fuse the table rows the query looks up (RowIndex)
+        self._row_index: tuple[int, RowIndex] | None = None  # (store size it was built at, it)
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
@@ -150,28 +202,40 @@ class Retriever:
         if mode == "bm25":
             return self.bm25.search(lexical_query(query), k)
         by_id, lists = self._lists(query)
-        fused = rrf_fuse(lists, self.k_rrf, self.depth, list(self.weights))
+        fused = rrf_fuse(lists, self.k_rrf, self.depth, self._weights())
         return [(by_id[cid], s) for cid, s in fused[:k]]
 
+    def _weights(self) -> list[float]:
+        return [*self.weights, 1.0] if self.rows else list(self.weights)
+
+    def row_index(self) -> RowIndex:
+        """The store's RowIndex, rebuilt when chunks were added since it was built."""
+        if self._row_index is None or self._row_index[0] != len(self.store):
+            self._row_index = (len(self.store), RowIndex(self.store.chunks))
+        return self._row_index[1]
+
     def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
+        """Chunk by id, and the id lists the hybrid fuses: dense, BM25 [, looked-up rows]."""
         depth = min(self.depth, len(self.store)) or 1
-        dense = self.store.search(query, depth)
-        lexical = self.bm25.search(lexical_query(query), depth)
-        by_id = {c.id: c for c, _ in dense + lexical}
-        return by_id, [[c.id for c, _ in dense], [c.id for c, _ in lexical]]
+        found = [[c for c, _ in self.store.search(query, depth)],
+                 [c for c, _ in self.bm25.search(lexical_query(query), depth)]]
+        if self.rows:
+            found.append(self.row_index().lookup(query, self.bm25.idf_of))
+        by_id = {c.id: c for cs in found for c in cs}
+        return by_id, [[c.id for c in cs] for cs in found]
 
     def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
-        """Each list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share; with
+        """Each fused list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share
+        (dense, bm25, and rows when the retriever looks rows up); with
         a re-ranker also its first-stage rank (by `mode`), the re-ranker's own score, the final
         score (`rerank_scores`) and the final rank (all None outside the first stage's top
         `first_stage`)."""
-        _, (dense, lexical) = self._lists(query)
+        _, lists = self._lists(query)
         out = {}
-        for name, ranking, w in (("dense", dense, self.weights[0]),
-                                 ("bm25", lexical, self.weights[1])):
-            rank = ranking.index(chunk_id) + 1 if chunk_id in ranking else None
+        for name, ranking, w in zip(("dense", "bm25", "rows"), lists, self._weights()):
+            rank = ranking.index(chunk_id) + 1 if chunk_id in ranking[:self.depth] else None
             out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
-        out["rrf"] = out["dense"]["contribution"] + out["bm25"]["contribution"]
+        out["rrf"] = math.fsum(v["contribution"] for v in out.values())
         if self.reranker is not None:
             first = [c for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
             ids = [c.id for c in first]

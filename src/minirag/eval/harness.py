@@ -56,6 +56,8 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         if embedder == "hashing":
             configs["bm25"] = (r, "bm25")
         configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
+        configs[f"hybrid({embedder}+bm25+rows)"] = (
+            Retriever(index.store, index.bm25, rows=True), "hybrid")
         if reranker is not None:
             configs[f"hybrid({embedder}+bm25)+rerank"] = (
                 Retriever(index.store, index.bm25, reranker=reranker), "hybrid")
@@ -151,18 +153,22 @@ def sweep_chunking(questions: list[dict], kb: Path = DEFAULT_KB) -> list[dict]:
 
 def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[dict]:
     """The reader's rows (eval/reading.py) if a trained reader is shipped, else []: the
-    retrieved rows once per hybrid configuration, the pipeline's first; of the re-ranked
-    ones only the pipeline's (with and without re-ranking, so the two can be compared).
+    retrieved rows once per plain hybrid configuration, the pipeline's first (with its table
+    rows, `+rows`); of the re-ranked ones only the pipeline encoder's (so that re-ranking and
+    row lookup can each be compared with the plain hybrid).
     With the shipped LoRA adapter, its rows too (`reader` "+choice adapter", against
     "shipped"), on the pipeline's retriever only: what it gains and what it costs."""
-    from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK
+    from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK, DEFAULT_ROWS
     from minirag.reader import ADAPTER_PATH, READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
     from minirag.eval.reading import evaluate_reader
     plain = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
-    first = plain + "+rerank" if DEFAULT_RERANK and plain + "+rerank" in configs else plain
+    pipe = f"hybrid({DEFAULT_EMBEDDER}+bm25+rows)"
+    pipe = pipe if DEFAULT_ROWS and pipe in configs else plain
+    first = pipe + "+rerank" if DEFAULT_RERANK and pipe + "+rerank" in configs else pipe
     names = [first] + [n for n in configs if n.startswith("hybrid") and n != first
+                       and not n.endswith("+rows)")
                        and (not n.endswith("+rerank") or n == plain + "+rerank")]
     retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_path).with_name("unanswerable.jsonl")
