@@ -93,19 +93,18 @@ def table_cells(line: str) -> list[str]:
 class RowIndex:
     """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
 
-    A question naming a key and a column of its table ("past of swim": key *swim*, column
-    *Past simple*) is a lookup: that row's chunk is a candidate however many chunks mention
-    *swim* (spelling rules, examples) and outrank a table of thirty verbs. Columns: the
-    header's words of 3+ letters outside the first column; a chunk that continues a table
-    inherits its section's last header. `lookup` is the hybrid's third list (rows=True)."""
+    A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
+    simple*) looks the row up: its chunk is a candidate however many chunks mention *swim* and
+    outrank a table of thirty verbs. Columns: the header's words of 3+ letters outside the first
+    column (a chunk continuing a table inherits its section's last header). `lookup` is the
+    hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
         header: dict[tuple[str, str], frozenset[str]] = {}  # (doc, section) -> column words
         for i, c in enumerate(chunks):
-            place = (c.doc_id, c.metadata.get("section", ""))
-            lines = c.text.split("\n")
+            place, lines = (c.doc_id, c.metadata.get("section", "")), c.text.split("\n")
             for j, line in enumerate(lines):
                 if not line.startswith("|") or SEPARATOR.match(line):
                     continue
@@ -170,6 +169,8 @@ class Retriever:
         self.prior = prior  # the first stage's say after re-ranking (rerank_scores)
         self.rows = rows  # fuse the table rows the query looks up (RowIndex)
         self._row_index: tuple[int, RowIndex] | None = None  # (store size it was built at, it)
+        if rows:
+            self.row_index()  # built now, not in the first query's time
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
