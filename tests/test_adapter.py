@@ -136,14 +136,21 @@ def test_held_out_examples_ask_only_held_out_lines(data, world):
 
 
 def test_replayed_rows_carry_the_base_distributions_and_skill_rows_their_gold(data, tok, base):
-    ids, targets, allowed, types = batches(SMALL, data, tok)()
+    ids, targets, allowed, types, bias = batches(SMALL, data, tok)()
     n_rep = round(SMALL.replay * SMALL.batch_size)
-    assert targets.shape == (SMALL.batch_size, 2, ids.shape[1])
+    assert targets.shape == (SMALL.batch_size, 2, ids.shape[1]) == (len(bias), 2, bias.shape[1])
     assert np.allclose(targets.sum(axis=2), 1, atol=1e-5)
     skill = targets[:-n_rep]
     assert set(np.unique(skill)) <= {0.0, 1.0}  # one-hot: the gold span
     own = base.span_probs(ids[-n_rep:], allowed[-n_rep:], types[-n_rep:])
     assert np.allclose(targets[-n_rep:], own, atol=1e-5)
+    # the margin: half of it on the null (the last allowed position) of each skill row with an
+    # answer (its gold start is not the null), nothing on a "none" row or a replayed one
+    null = allowed.shape[1] - 1 - np.argmax(allowed[:, ::-1], axis=1)  # [B] last allowed
+    answered = skill[np.arange(len(skill)), 0, null[:len(skill)]] == 0
+    expected = np.zeros_like(bias)
+    expected[np.flatnonzero(answered), null[:len(skill)][answered]] = SMALL.null_margin / 2
+    assert answered.any() and np.array_equal(bias, expected)
 
 
 def test_training_moves_only_the_adapter_and_repeats_exactly(data, tok, base):
@@ -160,7 +167,7 @@ def test_training_moves_only_the_adapter_and_repeats_exactly(data, tok, base):
 
 @pytest.mark.parametrize("bad", [dict(replay=1.0), dict(replay=0.5, n_replay=0), dict(rank=-1),
                                  dict(batch_size=0), dict(held_out=0.0), dict(n_skill=0),
-                                 dict(bold_share=1.5)])
+                                 dict(bold_share=1.5), dict(null_margin=-1.0)])
 def test_bad_configs_are_refused(bad):
     with pytest.raises(ValueError):
         AdapterConfig(**bad)

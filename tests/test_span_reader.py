@@ -1,6 +1,6 @@
 """minimodel.span_reader in isolation, on random ids: gradients of the span loss against
 central finite differences in float64 (every parameter tensor, sampled entries; gold
-positions and soft targets), backward
+positions, soft targets and a null margin), backward
 twice, the masked softmax, best_span on hand-built scores (bounds, max length, segments, the
 null position), training through minimodel's loop until it points at the right tokens, and
 save/load with tampered files."""
@@ -73,6 +73,27 @@ def test_one_hot_targets_equal_gold_positions_and_own_probs_give_zero_gradient()
     # the model's own distributions are the minimum of the cross-entropy: gradient 0
     _, g = model.loss_and_grads(ids, own, allowed, segments)
     assert max(np.abs(v).max() for v in g.values()) < 1e-10
+
+
+def test_a_null_margin_in_the_loss_matches_finite_differences_and_its_hand_value():
+    model, rng = tiny(), np.random.default_rng(13)
+    ids, spans, allowed, segments = problem(rng)
+    bias = np.zeros(ids.shape)
+    bias[0, 8] = 2.5  # row 0's answer is (3, 4): its null (position 8) gets m / 2
+    args = (ids, spans, allowed, segments, bias)
+    loss, grads = model.loss_and_grads(*args)
+    worst = worst_sampled_error(lambda: model.loss_and_grads(*args)[0],
+                                model.params, grads, rng, per_tensor=5)
+    assert worst[0] < 1.0, f"error {worst[0]:.2f}x the tolerance at {worst[1]}"
+    # by hand: the cross-entropy of softmax(scores + bias) at the gold positions
+    s, e, _ = model.scores(ids, segments)
+    ls, le = masked_log_softmax(s + bias, allowed), masked_log_softmax(e + bias, allowed)
+    rows = np.arange(len(spans))
+    assert loss == pytest.approx(-(ls[rows, spans[:, 0]] + le[rows, spans[:, 1]]).mean())
+    # the margin makes an answered row's loss larger; a zero bias changes nothing
+    assert loss > model.loss_and_grads(ids, spans, allowed, segments)[0]
+    assert model.loss_and_grads(ids, spans, allowed, segments, np.zeros(ids.shape))[0] == (
+        model.loss_and_grads(ids, spans, allowed, segments)[0])
 
 
 def test_backward_twice_gives_identical_grads():

@@ -58,18 +58,22 @@ class SpanReader(TrunkWithHead):
         se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
         return se[..., 0], se[..., 1], (cache, c_head)
 
-    def loss_and_grads(self, ids, spans, allowed, segments=None, rng=None):
+    def loss_and_grads(self, ids, spans, allowed, segments=None, logit_bias=None, rng=None):
         """Mean over the batch of the cross-entropy of start and end, each a softmax over the
         allowed positions [B, T]. `spans` [B, 2]: the gold (start, end) positions (the null
         position twice when the prompt holds no answer); or [B, 2, T]: target distributions
         over the positions (soft targets, e.g. another reader's `span_probs`, for
         distillation; a one-hot row is the same as its gold position). segments [B, T] as in
-        `scores`. A batch is (ids, spans, allowed[, segments]), so minimodel.train.train runs
-        this model as it runs MiniGPT. `rng` turns dropout on. Returns (loss, grads), fresh
-        arrays every call."""
+        `scores`. `logit_bias` [B, T], if given, is added to the start and the end scores
+        before both softmaxes: m / 2 on the null position of a row asks the gold span to beat
+        the null by m, not merely to win (a margin loss). A batch is (ids, spans, allowed[,
+        segments[, logit_bias]]), so minimodel.train.train runs this model as it runs
+        MiniGPT. `rng` turns dropout on. Returns (loss, grads), fresh arrays every call."""
         h, cache = self.gpt.hidden_forward(ids, rng=rng, segments=segments)  # [B, T, C]
         se, c_head = L.linear_forward(h, self.params["span.w"], self.params["span.b"])  # [B,T,2]
         s, e = se[..., 0], se[..., 1]  # [B, T], [B, T]
+        if logit_bias is not None:  # a constant shift: d(s + bias)/ds = 1, the backward as is
+            s, e = s + logit_bias, e + logit_bias
         B, T = s.shape
         p_start, p_end = span_targets(spans, T)  # [B, T], [B, T]
         ls, le = masked_log_softmax(s, allowed), masked_log_softmax(e, allowed)  # [B, T]

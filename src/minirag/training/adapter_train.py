@@ -47,6 +47,7 @@ class AdapterConfig:
     bold_share: float = 0.5  # of the skill examples, those from bold forms (bold_choices.py)
     n_replay: int = 4000  # replayed examples generated
     held_out: float = 0.2  # share of the correction and bold facts kept out of training
+    null_margin: float = 8.0  # a skill answer must beat the null by this much (`batches`)
     seed: int = 0  # seeds the data, the adapter's init and the batches
 
     def __post_init__(self):
@@ -58,6 +59,8 @@ class AdapterConfig:
         if not 0.0 < self.held_out < 1.0 or not 0.0 <= self.bold_share <= 1.0:
             raise ValueError(f"held_out ({self.held_out}) must be in (0, 1), bold_share "
                              f"({self.bold_share}) in [0, 1]")
+        if self.null_margin < 0:
+            raise ValueError(f"null_margin ({self.null_margin}) must be >= 0")
 
 
 @dataclass
@@ -108,7 +111,13 @@ def base_targets(base: SpanReader, examples: list[Example], tokenizer, block: in
 
 def batches(cfg: AdapterConfig, data: AdapterData, tokenizer):
     """next_batch() for train_lora: batch_size examples, round(replay * batch_size) of them
-    replayed with the base's soft targets, the rest skill examples with their gold spans."""
+    replayed with the base's soft targets, the rest skill examples with their gold spans.
+
+    The reader answers only when a span beats the null by its margin (reader.NULL_MARGIN), so
+    a skill answer learnt by a small lead is silenced at reading time. A skill example with an
+    answer therefore has its null position's start and end scores raised by null_margin / 2
+    in the loss (`SpanReader.loss_and_grads`' logit_bias): the gold span must win by the
+    margin. Replayed rows get no bias: they ask for the base's own distributions."""
     rng = np.random.default_rng([cfg.seed, 2])
     n_rep = int(round(cfg.replay * cfg.batch_size))
 
@@ -119,7 +128,11 @@ def batches(cfg: AdapterConfig, data: AdapterData, tokenizer):
         T = ids.shape[1]
         gold = np.stack(span_targets(spans[:len(skill)], T), axis=1)  # [b, 2, T] one-hot
         targets = np.concatenate([gold, data.replay_targets[rep, :, :T]])  # [B, 2, T]
-        return ids, targets.astype(np.float32), allowed, types
+        bias = np.zeros(ids.shape, dtype=np.float32)  # [B, T]
+        for b, e in enumerate(skill):
+            if e.answer is not None:
+                bias[b, len(e.ids) - 1] = cfg.null_margin / 2  # the <|a|> (null) position
+        return ids, targets.astype(np.float32), allowed, types, bias
     return next_batch
 
 
