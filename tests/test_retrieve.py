@@ -3,6 +3,8 @@ deterministic ties, a chunk's own text retrieving it first in dense, bm25 and hy
 the table rows a question looks up (hand-built chunks, the hashing embedder, no tokenizer or
 KB)."""
 
+from dataclasses import replace
+
 import pytest
 from fakes import make_chunks
 from hypothesis import given
@@ -133,8 +135,9 @@ def test_lexical_modes_need_bm25():
         Retriever(store).retrieve_scored("go", 1, "hybrid")
 
 
-# A table split over two chunks of one section (the second without its header), a table whose
-# first column is not one word, and prose that mentions a key without being its row.
+# A table split over two chunks of one section (the second starts inside it, so its header is
+# in its metadata, as the chunker records it), a table whose first column is not one word, and
+# prose that mentions a key without being its row.
 TABLE = ["| Base form | Past simple | Past participle |\n|---|---|---|\n| go | went | gone |",
          "| **swim** | swam | swum |\n| cut | cut | cut |",
          "| Suffix | Meaning |\n|---|---|\n| -ness | a state |\n| big idea | small |",
@@ -142,7 +145,10 @@ TABLE = ["| Base form | Past simple | Past participle |\n|---|---|---|\n| go | w
 
 
 def row_chunks() -> list[Chunk]:
-    return make_chunks(TABLE)  # one document, one section "S", offsets 0..3
+    chunks = make_chunks(TABLE)  # one document, one section "S", offsets 0..3
+    header = TABLE[0].split("\n")[0]
+    return [replace(c, metadata={**c.metadata, "table_header": header}) if i == 1 else c
+            for i, c in enumerate(chunks)]
 
 
 def test_table_cells_drop_bold_and_the_outer_bars():
@@ -154,6 +160,7 @@ def test_rows_are_keyed_by_one_word_first_cells_with_their_tables_columns():
     index = RowIndex(row_chunks())
     columns = frozenset({"past", "simple", "participle"})  # "Base form" is the key column
     assert index.keys == {"go": [(0, columns)], "swim": [(1, columns)], "cut": [(1, columns)]}
+    assert RowIndex(make_chunks(TABLE[1:2])).keys == {}  # rows with no header: no columns
 
 
 def test_a_lookup_needs_a_key_and_one_of_its_tables_columns():

@@ -47,7 +47,7 @@ def cmd_index(args) -> dict:
 
 
 def _choice(args, flag: str) -> bool:
-    """--rows / --no-rows (--rerank ...), or if neither is given the pipeline's DEFAULT_ROWS."""
+    """--rows / --no-rows (or --rerank ...), else the pipeline's DEFAULT_ROWS (DEFAULT_RERANK)."""
     from minirag import pipeline
     given = getattr(args, flag)
     return getattr(pipeline, f"DEFAULT_{flag.upper()}") if given is None else given

@@ -96,24 +96,23 @@ class RowIndex:
     A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
     simple*) looks the row up: its chunk is a candidate however many chunks mention *swim* and
     outrank a table of thirty verbs. Columns: the header's words of 3+ letters outside the first
-    column (a chunk continuing a table inherits its section's last header). `lookup` is the
-    hybrid's third list (rows=True)."""
+    column (a chunk that starts inside a table has its header in metadata["table_header"]).
+    `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
-        header: dict[tuple[str, str], frozenset[str]] = {}  # (doc, section) -> column words
         for i, c in enumerate(chunks):
-            place, lines = (c.doc_id, c.metadata.get("section", "")), c.text.split("\n")
+            header, lines = c.metadata.get("table_header", ""), c.text.split("\n")
             for j, line in enumerate(lines):
                 if not line.startswith("|") or SEPARATOR.match(line):
                     continue
-                cells = table_cells(line)
                 if j + 1 < len(lines) and SEPARATOR.match(lines[j + 1]):
-                    header[place] = frozenset(w for w in tokenize(" ".join(cells[1:]))
-                                              if len(w) >= 3)
-                elif HEADWORD.fullmatch(key := cells[0].lower()) and header.get(place):
-                    self.keys.setdefault(key, []).append((i, header[place]))
+                    header = line  # the header row of a table that starts in this chunk
+                elif header and HEADWORD.fullmatch(key := table_cells(line)[0].lower()):
+                    columns = tokenize(" ".join(table_cells(header)[1:]))
+                    self.keys.setdefault(key, []).append(
+                        (i, frozenset(w for w in columns if len(w) >= 3)))
 
     def lookup(self, query: str, idf) -> list[Chunk]:
         """The chunks holding a row keyed by a query word whose table's columns the query
