@@ -64,6 +64,11 @@ def test_index_json(small_kb):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["documents"] == 2 and out["chunks"] >= 2
+    one = small_kb.parent / "one"
+    one.mkdir()
+    (one / "nouns.md").write_text("# Nouns\n## Plurals\nOne mouse, two mice.\n", encoding="utf-8")
+    text = minirag("index", "--kb", str(one)).stdout
+    assert text.startswith("2 chunks from 1 document, ")  # the title's chunk, the section's
 
 
 def test_user_errors_exit_1_with_one_line(small_kb, tmp_path):

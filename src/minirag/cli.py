@@ -138,7 +138,8 @@ def cmd_demo(args) -> dict:
 
 def print_index(r):
     src = "loaded from cache" if r["from_cache"] else "built and cached"
-    print(f"{r['chunks']} chunks from {r['documents']} documents, {src} "
+    n = lambda count, noun: f"{count} {noun}" + ("s" if count != 1 else "")  # noqa: E731
+    print(f"{n(r['chunks'], 'chunk')} from {n(r['documents'], 'document')}, {src} "
           f"(key {r['cache_key']}) in {r['timings_ms']['total']:.0f} ms")
 
 
@@ -177,8 +178,7 @@ def print_ask(r):
         print(f"   {c['marker']} {c['doc_id']} § {c['section']}")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
-    t = r["timings_ms"]
-    print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
+    print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))
 
 
 def print_demo(r):
@@ -193,14 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minirag", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
 
-    def add(name, func, printer, help):
+    def add(name, func, printer, help, kb=True):
         s = sub.add_parser(name, help=help)
         s.set_defaults(func=func, printer=printer)
         s.add_argument("--json", action="store_true", help="print one JSON document")
+        if kb:  # every command but train runs on a KB folder of one's choice
+            s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
         return s
 
     s = add("index", cmd_index, print_index, "build or refresh the cached index of the KB")
-    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
 
     s = add("search", cmd_search, print_search, "retrieve the best chunks for a query")
@@ -208,7 +209,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-k", type=int, default=5, help="number of results (>= 1)")
     s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
-    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
     s.add_argument("--rerank", action="store_true", default=False,
                    help="re-rank the first stage's top 20 with the cross-encoder")
@@ -218,7 +218,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--split", choices=SPLITS, default="test",
                    help="test (blind: aggregate rows only) or dev (also each miss)")
     s.add_argument("--set", type=Path, help="a questions file of your own instead of a split")
-    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
     s.add_argument("--no-sweep", action="store_true", help="skip the chunk-size sweep")
     s.add_argument("--plots", type=Path, default=Path("results"), help="folder for PNG plots")
 
@@ -230,13 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-rank with the cross-encoder (default: the pipeline's choice)")
     s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
     s.add_argument("--adapter", type=Path, help="a LoRA adapter file for the shipped reader")
-    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
 
-    s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/")
+    s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/", kb=False)
     s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "adapter", "all"])
 
-    s = add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
-    s.add_argument("--kb", type=Path, default=DEFAULT_KB, help="knowledge-base folder")
+    add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
     return p
 
 

@@ -158,8 +158,7 @@ class Retriever:
                  rows: bool = False):
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
-        self.store = store
-        self.bm25 = bm25
+        self.store, self.bm25 = store, bm25
         self.k_rrf = k_rrf  # RRF's constant: 60 in the paper
         self.depth = depth  # how deep each list is read before fusing
         self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
@@ -167,9 +166,8 @@ class Retriever:
         self.first_stage = first_stage  # candidates the re-ranker sees
         self.prior = prior  # the first stage's say after re-ranking (rerank_scores)
         self.rows = rows  # fuse the table rows the query looks up (RowIndex)
-        self._row_index: tuple[int, RowIndex] | None = None  # (store size it was built at, it)
-        if rows:
-            self.row_index()  # built now, not in the first query's time
+        # (store size it was built at, the RowIndex): built now, not in the first query's time
+        self._row_index = (len(store), RowIndex(store.chunks)) if rows else None
 
     def retrieve(self, query: str, k: int = 3, hybrid: bool = False) -> list[Chunk]:
         return [c for c, _ in self.retrieve_scored(query, k, "hybrid" if hybrid else "dense")]
