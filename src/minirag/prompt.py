@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, A, Q
-from minirag.retrieve import CUE_WEIGHT, cue_words
+from minirag.retrieve import CUE_WEIGHT, cue_words, is_table_rule
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -65,7 +65,7 @@ def units(text: str) -> list[str]:
     lines = text.splitlines()
     for line, nxt in zip(lines, [*lines[1:], ""]):
         line = " ".join(line.replace("*", "").split())  # drop bold/italic marks, fold spaces
-        if _is_rule(nxt) or _is_rule(line) or line.startswith("#") or not line:
+        if is_table_rule(nxt) or is_table_rule(line) or line.startswith("#") or not line:
             continue  # a table's header row (the rule follows it) labels, it states nothing
         out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
     return out
@@ -74,12 +74,8 @@ def units(text: str) -> list[str]:
 def table_headers(text: str) -> list[str]:
     """The header rows of the markdown tables in `text` (a header row is followed by a rule)."""
     lines = text.splitlines()
-    return [line for line, nxt in zip(lines, lines[1:]) if _is_rule(nxt) and not _is_rule(line)]
-
-
-def _is_rule(line: str) -> bool:
-    """A markdown table rule such as "|---|:---:|"."""
-    return line.strip().startswith("|") and not line.strip("|-: \t")
+    return [line for line, nxt in zip(lines, lines[1:])
+            if is_table_rule(nxt) and not is_table_rule(line)]
 
 
 def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:

@@ -81,8 +81,12 @@ def lexical_query(query: str) -> str:
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 
 
-SEPARATOR = re.compile(r"^\|\s*:?-{3,}")  # the |---|---| line under a markdown table's header
 HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
+
+
+def is_table_rule(line: str) -> bool:
+    """A markdown table rule such as "|---|:---:|", the line under a table's header."""
+    return line.strip().startswith("|") and not line.strip("|-: \t")
 
 
 def table_cells(line: str) -> list[str]:
@@ -94,10 +98,9 @@ class RowIndex:
     """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
 
     A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
-    simple*) looks the row up: its chunk is a candidate however many chunks mention *swim* and
-    outrank a table of thirty verbs. Columns: the header's words of 3+ letters outside the first
-    column (a chunk that starts inside a table has its header in metadata["table_header"]).
-    `lookup` is the hybrid's third list (rows=True)."""
+    simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
+    of 3+ letters outside the first column (a chunk that starts inside a table has its header in
+    metadata["table_header"]). `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
@@ -105,9 +108,9 @@ class RowIndex:
         for i, c in enumerate(chunks):
             header, lines = c.metadata.get("table_header", ""), c.text.split("\n")
             for j, line in enumerate(lines):
-                if not line.startswith("|") or SEPARATOR.match(line):
+                if not line.startswith("|") or is_table_rule(line):
                     continue
-                if j + 1 < len(lines) and SEPARATOR.match(lines[j + 1]):
+                if j + 1 < len(lines) and is_table_rule(lines[j + 1]):
                     header = line  # the header row of a table that starts in this chunk
                 elif header and HEADWORD.fullmatch(key := table_cells(line)[0].lower()):
                     columns = tokenize(" ".join(table_cells(header)[1:]))
@@ -115,8 +118,8 @@ class RowIndex:
                         (i, frozenset(w for w in columns if len(w) >= 3)))
 
     def lookup(self, query: str, idf) -> list[Chunk]:
-        """The chunks holding a row keyed by a query word whose table's columns the query
-        names, rarest key first (`idf(word)`, BM25's), then in KB order."""
+        """Chunks with a row keyed by a query word whose table's columns the query names,
+        rarest key first (`idf(word)`, BM25's), then in KB order."""
         words = set(tokenize(query))
         best: dict[int, float] = {}  # chunk index -> idf of its rarest matching key
         for w in words:
