@@ -15,7 +15,13 @@ from minirag.eval.reading import examples_exact_match
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT
 from minirag.reader import READER_PATH, Reader, Reading, windows
-from minirag.training.adapter_train import AdapterConfig, adapter_data, batches, train_adapter
+from minirag.training.adapter_train import (
+    TASK,
+    AdapterConfig,
+    adapter_data,
+    batches,
+    train_adapter,
+)
 from minirag.training.bold_choices import bold_facts
 from minirag.training.choice_data import (
     NONE_SHARE,
@@ -163,6 +169,7 @@ def test_training_moves_only_the_adapter_and_repeats_exactly(data, tok, base):
     assert changed == set(lora.targets)
     _, again, _ = train_adapter(SMALL, base, data, tok)
     assert all(np.array_equal(lora.params[k], again.params[k]) for k in lora.params)
+    assert lora.config.task == TASK  # saved with it: the reader routes by it
 
 
 @pytest.mark.parametrize("bad", [dict(replay=1.0), dict(replay=0.5, n_replay=0), dict(rank=-1),
@@ -224,3 +231,23 @@ def test_eval_leaves_out_an_adapter_made_for_another_reader(tmp_path, monkeypatc
     rows = reader_rows(configs, [q], tmp_path / "retrieval.jsonl")
     assert rows and {r["reader"] for r in rows} == {"shipped"}
     assert "adapter rows left out" in capsys.readouterr().err
+
+
+def test_an_adapter_is_routed_by_the_task_saved_in_its_file(tmp_path, base):
+    """The trained adapter names its task, the reader applies it to the questions of that
+    task only; routed=False applies it everywhere; a task with no route is refused."""
+    from minimodel.lora import LoRA, LoRAConfig
+    from minirag.prompt import offers_choice
+    from minirag.reader import ROUTES
+
+    assert ROUTES[TASK] is offers_choice
+    for task in (TASK, "definition", None):
+        LoRA(base.params, LoRAConfig(task=task)).save(tmp_path / f"{task}.npz", base.params)
+    routed = Reader.load(adapter=tmp_path / f"{TASK}.npz")
+    assert routed.skill.accepts is offers_choice
+    assert all(np.array_equal(routed.model.params[k], v) for k, v in base.params.items())
+    assert Reader.load(adapter=tmp_path / f"{TASK}.npz", routed=False).skill is None
+    assert Reader.load(adapter=tmp_path / "None.npz").skill is None  # no task: every question
+    with pytest.raises(ValueError, match="no route for its task 'definition'"):
+        Reader.load(adapter=tmp_path / "definition.npz")
+    assert Reader.load(adapter=tmp_path / "definition.npz", routed=False).skill is None

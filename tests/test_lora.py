@@ -215,11 +215,12 @@ def test_a_rank_r_adapter_recovers_a_planted_rank_r_change(rank):
 
 def test_save_load_round_trip(tmp_path):
     model, rng = perturbed(SpanReader), np.random.default_rng(7)
-    lora = LoRA(model.params, EVERY_TARGET, seed=3)
+    lora = LoRA(model.params, replace(EVERY_TARGET, task="choice"), seed=3)
     randomise_b(lora, rng)
     lora.save(tmp_path / "a.npz", model.params)
     back = LoRA.load(tmp_path / "a.npz", model.params)
     assert back.config == lora.config and back.targets == lora.targets
+    assert back.config.task == "choice"  # the name its user gave, kept
     assert back.params.keys() == lora.params.keys()
     assert all(np.array_equal(back.params[k], lora.params[k]) for k in lora.params)
     b = batch(SpanReader, rng)
@@ -278,7 +279,8 @@ def test_load_refuses_tampered_truncated_misshapen_and_foreign_files(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"rank": 0}, "rank"), ({"rank": 2.5}, "rank"), ({"alpha": 0.0}, "alpha"),
     ({"alpha": "8"}, "alpha"), ({"targets": ()}, "targets"), ({"targets": "attn.w_o"}, "targets"),
-    ({"targets": ("attn.w_o", "mlp.w_gate")}, "mlp.w_gate"),
+    ({"targets": ("attn.w_o", "mlp.w_gate")}, "mlp.w_gate"), ({"task": ""}, "task"),
+    ({"task": 3}, "task"),
 ])
 def test_bad_config_values_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -16,8 +16,8 @@ from minirag.chunk import Chunk, load_kb
 from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
-from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
-from minirag.reader import Reader, columns, in_question, struck_out, token_types, windows
+from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt, offers_choice, question_of
+from minirag.reader import Reader, Skill, columns, in_question, struck_out, token_types, windows
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,
@@ -259,3 +259,32 @@ def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
     assert score(reader, "past of drink", table, "dran")["in_prompt"] == 0.0  # whole words
     assert score(reader, "past of drink", [], "drank")["in_prompt"] == 0.0  # closed book
     assert score(reader, "past of drink", table, None)["in_prompt"] == 0.0  # unanswerable
+
+
+# ------------------------------------------------------------ a skill's adapter, routed
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("went or gone?", True), ("is it Went OR gone", True), ("few vs a few", True),
+    ("farther versus further", True), ("learnt / learned ??", True),
+    ("past of go", False), ("the he/she form of study", False),  # "/" inside a word offers none
+    ("what does 'order' mean", False), ("or", False), ("either is fine", False),
+])
+def test_offers_choice_on_hand_built_questions(question, offered):
+    assert offers_choice(question) is offered
+
+
+def test_question_of_reads_the_question_back_from_a_prompt(tok):
+    assert question_of(build_prompt("went or gone?", [chunk(TABLE)], tokenizer=tok).token_ids,
+                       tok) == "went or gone?"
+    assert question_of(build_prompt("past of go", [], tokenizer=tok).token_ids, tok) == "past of go"
+
+
+def test_a_skill_reads_the_questions_it_accepts_and_the_base_the_rest(tok):
+    base, other = tiny_span_reader(len(tok), seed=1), tiny_span_reader(len(tok), seed=2)
+    routed = Reader(base, tok, null_margin=-1e9, skill=Skill(other, offers_choice))
+    for question, model in (("drank or drunk?", other), ("past of drink", base)):
+        prompt = build_prompt(question, [chunk(TABLE)], tokenizer=tok)
+        alone = Reader(model, tok, null_margin=-1e9).read(prompt)
+        assert routed.model_for(prompt.token_ids) is model
+        assert routed.read(prompt) == alone

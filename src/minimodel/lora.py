@@ -39,6 +39,9 @@ class LoRAConfig:
     # update at a given learning rate stays about the same (Hu et al. §4.1 do the same)
     alpha: float = 8.0
     targets: tuple[str, ...] = ("attn.w_qkv", "attn.w_o")  # name suffixes of adapted weights
+    # the family of inputs the adapter was trained for, a name its user chooses and reads
+    # (PEFT's task_type plays this part); LoRA itself never looks at it
+    task: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.rank, int) or isinstance(self.rank, bool) or self.rank < 1:
@@ -50,6 +53,8 @@ class LoRAConfig:
         unknown = [t for t in self.targets if t not in TARGETS]
         if unknown:
             raise ValueError(f"unknown targets {unknown}; choose from {TARGETS}")
+        if self.task is not None and not (isinstance(self.task, str) and self.task):
+            raise ValueError(f"task ({self.task!r}) must be a non-empty string or None")
 
 
 class LoRA:
@@ -130,12 +135,12 @@ class LoRA:
             params[k] -= self.delta(k)  # [In, Out]
 
     def save(self, path, base_params: dict[str, np.ndarray]) -> None:
-        """Write A and B, the config and the sha256 of `base_params` (the unmerged base) to an
-        .npz, atomically (checkpoint.save_params)."""
+        """Write A and B, the config (task included) and the sha256 of `base_params` (the
+        unmerged base) to an .npz, atomically (checkpoint.save_params)."""
         self._check(base_params)
         c = self.config
         save_params(path, self.params, {"rank": c.rank, "alpha": c.alpha,
-                                        "targets": list(c.targets),
+                                        "targets": list(c.targets), "task": c.task,
                                         "base_sha256": params_sha256(base_params)}, fmt=FORMAT)
 
     @classmethod
@@ -148,7 +153,8 @@ class LoRA:
             raise CheckpointError(f"{path}: adapter made for another base model (base sha256 "
                                   f"{str(header.get('base_sha256'))[:12]}...)")
         try:
-            config = LoRAConfig(header["rank"], header["alpha"], tuple(header["targets"]))
+            config = LoRAConfig(header["rank"], header["alpha"], tuple(header["targets"]),
+                                header.get("task"))
             lora = cls(base_params, config)
         except (KeyError, TypeError, ValueError) as e:
             raise CheckpointError(f"{path}: bad adapter config in the header ({e})") from e

@@ -6,7 +6,9 @@ ids: `windows` (the spans an answer may come from), `columns` (TAPAS-style table
 embeds; training (training/reader_data.py: which cell a gold span is in) and reading use the
 same ones. Then `Reader`, which turns a Prompt into an answer: the best span of one chunk's
 window with that chunk's [#n] marker (never struck-out text), or "I don't know" when no span
-outscores the null position by NULL_MARGIN. What it leaves out: free-form generation (a
+outscores the null position by NULL_MARGIN; with a LoRA adapter, a `Skill` that reads the
+questions of the adapter's task (`ROUTES`: the choice adapter reads the questions that offer a
+choice) while the base reads the rest. What it leaves out: free-form generation (a
 pointer cannot invent), the model itself (minimodel.SpanReader) and training
 (training/reader_train.py). Why, with the formulas: theory/07, "Column embeddings" and
 "Question-match flags"; the margin: theory/05 §4.
@@ -15,6 +17,7 @@ pointer cannot invent), the model itself (minimodel.SpanReader) and training
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +27,7 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
-from minirag.prompt import IDK_TEXT, Prompt
+from minirag.prompt import IDK_TEXT, Prompt, offers_choice, question_of
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # A word of `in_question`: letters and digits only, unlike bm25.tokenize's \w, so the gap
@@ -150,6 +153,18 @@ SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._c
 NULL_MARGIN = 5.0
 
 
+# An adapter's task (the name saved in its file, minimodel.lora) -> the questions it reads:
+# an adapter trained on one family of questions answers those, the base reader the rest.
+ROUTES: dict[str, Callable[[str], bool]] = {"choice": offers_choice}
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A model with an adapter applied and the questions it is for (`accepts(question)`)."""
+    model: SpanReader
+    accepts: Callable[[str], bool]
+
+
 @dataclass(frozen=True)
 class Reading:
     text: str  # "went [#1]" or the abstention sentence
@@ -161,18 +176,26 @@ class Reading:
 
 
 class Reader:
-    """Example: Reader.load().read(build_prompt("past of go", chunks)).text -> "went [#1]"."""
+    """Example: Reader.load().read(build_prompt("past of go", chunks)).text -> "went [#1]".
+    With a `skill`, the questions it accepts are read by its model instead of `model`."""
 
     def __init__(self, model: SpanReader, tokenizer, max_answer_tokens: int = 8,
-                 null_margin: float = NULL_MARGIN):
+                 null_margin: float = NULL_MARGIN, skill: Skill | None = None):
         self.model, self.tokenizer, self.max_len = model, tokenizer, max_answer_tokens
-        self.null_margin = null_margin
+        self.null_margin, self.skill = null_margin, skill
+
+    def model_for(self, ids: list[int]) -> SpanReader:
+        """The model that reads this prompt: the skill's if it accepts the question."""
+        if self.skill is not None and self.skill.accepts(question_of(ids, self.tokenizer)):
+            return self.skill.model
+        return self.model
 
     def scores(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Start and end scores [T], [T] of a compact prompt's tokens, with its token types."""
-        n_cols = self.model.config.n_segments // 2  # token_types: columns x in_question
+        model = self.model_for(ids)
+        n_cols = model.config.n_segments // 2  # token_types: columns x in_question
         types = np.array([token_types(ids, self.tokenizer, n_cols)]) if n_cols else None  # [1, T]
-        start, end, _ = self.model.scores(np.array([ids]), types)  # [1, T], [1, T]
+        start, end, _ = model.scores(np.array([ids]), types)  # [1, T], [1, T]
         return start[0], end[0]
 
     def read(self, prompt: Prompt) -> Reading:
@@ -215,12 +238,22 @@ class Reader:
         return s, e
 
     @classmethod
-    def load(cls, path: Path = READER_PATH, tokenizer=None, adapter: Path | None = None
-             ) -> Reader:
+    def load(cls, path: Path = READER_PATH, tokenizer=None, adapter: Path | None = None,
+             routed: bool = True) -> Reader:
         """The shipped reader; with `adapter`, a LoRA adapter file (minimodel.lora) made for
-        it is applied (W + s A B; one made for another base is a CheckpointError)."""
+        it (W + s A B; one made for another base is a CheckpointError), applied to the
+        questions of its task (ROUTES), or to every question if it names none or `routed` is
+        False. A task with no route is a ValueError."""
         tokenizer = tokenizer or load_tokenizer()
         model = SpanReader.load(path, tokenizer.fingerprint)
-        if adapter is not None:
-            model = adapted_model(model, LoRA.load(adapter, model.params))
-        return cls(model, tokenizer)
+        if adapter is None:
+            return cls(model, tokenizer)
+        lora = LoRA.load(adapter, model.params)
+        task = lora.config.task
+        if not routed or task is None:
+            return cls(adapted_model(model, lora), tokenizer)
+        if task not in ROUTES:
+            raise ValueError(f"{adapter}: no route for its task {task!r} (known: "
+                             f"{sorted(ROUTES)}); add one to reader.ROUTES, or load it with "
+                             f"routed=False to apply it to every question")
+        return cls(model, tokenizer, skill=Skill(adapted_model(model, lora), ROUTES[task]))

@@ -7,6 +7,9 @@ stays in the gradient (without replay it stops abstaining: EXPERIMENTS.md). A re
 target is the base reader's own start and end distributions (`SpanReader.span_probs`), not
 its gold span: the adapter is asked to change nothing there, which holds the base's behaviour
 more tightly than its labels do ("learning without forgetting", Li and Hoiem 2016).
+The adapter is saved with its task, "choice", and the reader routes only the questions that
+offer a choice to it (reader.ROUTES), so replay need only hold the base on those: a quarter
+of each batch, where an adapter applied to every question needs most of it (theory/07 §10).
 `build_adapter` is `make models`' builder: data/models/choice_adapter.npz and its MANIFEST
 entry. What it leaves out: reading with an adapter (Reader.load(adapter=...)) and LoRA itself
 (minimodel.lora).
@@ -33,6 +36,8 @@ from minirag.training.facts import Fact
 from minirag.training.reader_data import Example
 from minirag.training.reader_train import ReaderWorld, mixed_examples, reader_world, to_batch
 
+TASK = "choice"  # saved in the adapter's file: the reader applies it to ROUTES["choice"] only
+
 
 @dataclass(frozen=True)
 class AdapterConfig:
@@ -42,7 +47,7 @@ class AdapterConfig:
     steps: int = 800  # optimizer steps
     lr: float = 2e-3  # constant learning rate (AdamW)
     batch_size: int = 32  # examples per step
-    replay: float = 0.9  # share of each batch drawn from the reader's own training mix
+    replay: float = 0.25  # share of each batch drawn from the reader's own training mix
     n_skill: int = 4000  # skill examples generated
     bold_share: float = 0.5  # of the skill examples, those from bold forms (bold_choices.py)
     n_replay: int = 4000  # replayed examples generated
@@ -152,7 +157,7 @@ def train_adapter(cfg: AdapterConfig, base: SpanReader, data: AdapterData, token
             if log is not None:
                 log(step, loss)
         return model, None, losses
-    lora = LoRA(base.params, LoRAConfig(cfg.rank, cfg.alpha, cfg.targets), seed=cfg.seed)
+    lora = LoRA(base.params, LoRAConfig(cfg.rank, cfg.alpha, cfg.targets, TASK), seed=cfg.seed)
     losses = train_lora(base, lora, next_batch, cfg.steps, cfg.lr, log=log)
     return adapted_model(base, lora), lora, losses
 
