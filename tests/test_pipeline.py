@@ -138,9 +138,10 @@ def test_minirag_ask_bad_input(args, match):
 
 
 def test_minirag_ask_with_an_adapter_and_with_the_reranker(tmp_path):
-    """A fresh adapter (B = 0) changes no answer; one made for another base is refused in one
-    line; --rerank answers from the re-ranked list."""
-    from minimodel.lora import LoRA
+    """A fresh adapter (B = 0) changes no answer; one with a task reads that task's questions;
+    one with a task no route knows, or made for another base, is refused in one line;
+    --rerank answers from the re-ranked list."""
+    from minimodel.lora import LoRA, LoRAConfig
     from minirag.reader import READER_PATH
 
     base = SpanReader.load(READER_PATH).params
@@ -149,6 +150,14 @@ def test_minirag_ask_with_an_adapter_and_with_the_reranker(tmp_path):
     adapted = json.loads(ask("past participle of sing", "--json", "--adapter",
                              str(tmp_path / "zero.npz")).stdout)
     assert adapted["answer"] == plain["answer"] and adapted["prompt"] == plain["prompt"]
+    assert not plain["adapter_read"] and not adapted["adapter_read"]  # no task: not routed
+    LoRA(base, LoRAConfig(task="choice")).save(tmp_path / "choice.npz", base)
+    routed = json.loads(ask("sang or sung?", "--json", "--adapter",
+                            str(tmp_path / "choice.npz")).stdout)
+    assert routed["adapter_read"]  # the question offers a choice: the adapter reads it
+    LoRA(base, LoRAConfig(task="poems")).save(tmp_path / "poems.npz", base)
+    r = ask("past of go", "--adapter", str(tmp_path / "poems.npz"))
+    assert r.returncode == 1 and "no route for its task 'poems'" in r.stderr
     other = SpanReader(SpanReader.load(READER_PATH).config, seed=5).params
     LoRA(other).save(tmp_path / "other.npz", other)
     r = ask("past of go", "--adapter", str(tmp_path / "other.npz"))

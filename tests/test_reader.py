@@ -265,8 +265,8 @@ def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
 
 
 @pytest.mark.parametrize("question, offered", [
-    ("went or gone?", True), ("is it Went OR gone", True), ("few vs a few", True),
-    ("farther versus further", True), ("learnt / learned ??", True),
+    ("went or gone?", True), ("is it Went OR gone", True), ("much vs many", True),
+    ("lie versus lay", True), ("dreamt / dreamed ??", True),
     ("past of go", False), ("the he/she form of study", False),  # "/" inside a word offers none
     ("what does 'order' mean", False), ("or", False), ("either is fine", False),
 ])
@@ -287,4 +287,4 @@ def test_a_skill_reads_the_questions_it_accepts_and_the_base_the_rest(tok):
         prompt = build_prompt(question, [chunk(TABLE)], tokenizer=tok)
         alone = Reader(model, tok, null_margin=-1e9).read(prompt)
         assert routed.model_for(prompt.token_ids) is model
-        assert routed.read(prompt) == alone
+        assert routed.read(prompt) == replace(alone, by_skill=model is other)

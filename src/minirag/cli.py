@@ -101,7 +101,7 @@ def answer_json(question: str, a) -> dict:
             "chunks": [{"rank": i + 1, "chunk_id": c.id, "doc_id": c.doc_id,
                         "section": c.metadata["section"], "text": c.text}
                        for i, c in enumerate(a.chunks)],
-            "timings_ms": a.timings}
+            "adapter_read": a.reading.by_skill, "timings_ms": a.timings}
 
 
 def cmd_ask(args) -> dict:
@@ -173,7 +173,8 @@ def print_train(r):
 
 
 def print_ask(r):
-    print(f"Q: {r['question']}\nA: {r['answer']}")
+    routed = "   (read with the adapter: the question is of its task)" if r["adapter_read"] else ""
+    print(f"Q: {r['question']}\nA: {r['answer']}{routed}")
     for c in r["citations"]:
         print(f"   {c['marker']} {c['doc_id']} § {c['section']}")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")

@@ -173,6 +173,7 @@ class Reading:
     abstained: bool
     span_score: float  # best start + end score of a span
     null_score: float  # start + end score of the null position (<|a|>)
+    by_skill: bool = False  # read by a Skill's model (a routed adapter), not the base
 
 
 class Reader:
@@ -190,9 +191,11 @@ class Reader:
             return self.skill.model
         return self.model
 
-    def scores(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end scores [T], [T] of a compact prompt's tokens, with its token types."""
-        model = self.model_for(ids)
+    def scores(self, ids: list[int], model: SpanReader | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end scores [T], [T] of a compact prompt's tokens, with its token types,
+        from `model` (by default the one `model_for` picks)."""
+        model = model or self.model_for(ids)
         n_cols = model.config.n_segments // 2  # token_types: columns x in_question
         types = np.array([token_types(ids, self.tokenizer, n_cols)]) if n_cols else None  # [1, T]
         start, end, _ = model.scores(np.array([ids]), types)  # [1, T], [1, T]
@@ -203,7 +206,8 @@ class Reader:
 
     def read_ids(self, ids: list[int]) -> Reading:
         """`read` of a compact prompt's token ids (a training example's, say)."""
-        start, end = self.scores(ids)  # [T], [T]
+        model = self.model_for(ids)
+        start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
         s, e, span, null = self.model.best_span(start, end, cells, len(ids) - 1, self.max_len)
@@ -211,9 +215,10 @@ class Reader:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         if s < 0 or null + self.null_margin >= span or not answer:
-            return Reading(IDK_TEXT, None, None, True, span, null)
+            return Reading(IDK_TEXT, None, None, True, span, null, model is not self.model)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
-        return Reading(f"{answer} {marker}", answer, marker, False, span, null)
+        return Reading(f"{answer} {marker}", answer, marker, False, span, null,
+                       model is not self.model)
 
     def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
         """A window cut at its separators ("|", ",", ";", "→", a line break) and around struck
