@@ -195,7 +195,7 @@ class Reader:
                ) -> tuple[np.ndarray, np.ndarray]:
         """Start and end scores [T], [T] of a compact prompt's tokens, with its token types,
         from `model` (by default the one `model_for` picks)."""
-        model = model or self.model_for(ids)
+        model = self.model_for(ids) if model is None else model
         n_cols = model.config.n_segments // 2  # token_types: columns x in_question
         types = np.array([token_types(ids, self.tokenizer, n_cols)]) if n_cols else None  # [1, T]
         start, end, _ = model.scores(np.array([ids]), types)  # [1, T], [1, T]
@@ -210,7 +210,7 @@ class Reader:
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
-        s, e, span, null = self.model.best_span(start, end, cells, len(ids) - 1, self.max_len)
+        s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
