@@ -17,7 +17,7 @@ FLOORS = [
     ["chunk"],
     ["embed", "encoders."],
     ["topk"],
-    ["store", "bm25", "bm25_files"],
+    ["store", "bm25"],
     ["retrieve", "scale."],
     ["index."],
     ["prompt"],

@@ -5,7 +5,7 @@ often, and is not long. Postings are CSR-like arrays sorted by term, and each po
 contribution to a score (its "impact") is precomputed, so a query only gathers the postings of
 its terms and adds their impacts to their chunks' scores.
 What it leaves out: stemming, stopwords, phrase and field queries, deletes; the files a saved
-index is made of, and their checks (bm25_files.py).
+index is made of, and their checks (files/postings.py).
 Follows DESIGN §3 `minirag.bm25.BM25Index` (Robertson and Zaragoza's Okapi BM25, Lucene's IDF
 and defaults); the formulas and their small-corpus pitfalls are in theory/03.
 
@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.bm25_files import ARRAYS, read_bm25, write_bm25
-from minirag.chunk import Chunk
+from minirag.chunk import Chunk, read_chunks, write_chunks
+from minirag.files.persist import write_dir_atomic
+from minirag.files.postings import ARRAYS, CHUNKS, read_postings, write_postings
 from minirag.topk import check_k, top_k
 
 IDFS = ("lucene", "okapi")
@@ -198,17 +199,14 @@ class BM25Index:
                 rows = top_k(s, k)  # mostly non-zero: rank them all...
                 rows = rows[s[rows] > 0]  # ...and drop any chunk that holds no query word
         else:
-            # okapi IDF can be 0 or negative: mark the chunks holding a query word explicitly
-            hit = np.zeros(len(s), dtype=bool)  # [N]
-            for t in term_ids:
-                hit[self.doc[self.indptr[t]:self.indptr[t + 1]]] = True
-            cand = np.flatnonzero(hit)  # [c]
+            # okapi IDF can be 0 or negative: read the chunks holding a query word off the postings
+            cand = np.unique(np.concatenate([self.doc[self.indptr[t]:self.indptr[t + 1]]
+                                             for t in term_ids]))  # [c] ascending rows
             rows = cand[top_k(s[cand], k)]
         return rows, s[rows]  # ties: lower row (earlier insertion) first
 
     def search(self, query: str, k: int = 5) -> list[tuple[Chunk, float]]:
         """The k best chunks holding a query word, best first, ties in insertion order."""
-        k = check_k(k)
         rows, s = self.search_ids(self.term_ids(self.query_tokens(query)), k)
         return [(self.chunks[r], float(x)) for r, x in zip(rows, s, strict=True)]
 
@@ -222,31 +220,30 @@ class BM25Index:
             raise BM25Error(f"no chunk with id {chunk_id!r} in the index")
         row = self._row[chunk_id]
         tokens = self.query_tokens(query)
-        out: dict[str, float] = {}  # word -> its contribution, in query order
-        for term in dict.fromkeys(tokens):
-            t, share = self.vocab.get(term), 0.0
-            if t is not None:
-                a, z = self.indptr[t], self.indptr[t + 1]
-                j = a + np.searchsorted(self.doc[a:z], row)  # the posting (t, row), if any
-                if j < z and self.doc[j] == row:
-                    share = float(self.impact[j] * tokens.count(term))
-            out[term] = share
-        return out
+        # a word's share is its score alone (its impact in the chunk, or 0) times its count
+        return {term: float(self.scores_ids(self.term_ids([term]))[row] * tokens.count(term))
+                for term in dict.fromkeys(tokens)}  # in query order
 
     # ------------------------------------------------------------ saving
 
     def save(self, path) -> None:
-        """Write the index to directory `path` atomically (the format: bm25_files.py)."""
+        """Write the index to directory `path` atomically (the format: files/postings.py)."""
         params = {"k1": self.k1, "b": self.b, "idf": self.idf_kind, "epsilon": self.epsilon}
-        write_bm25(Path(path), params, {n: getattr(self, n) for n in ARRAYS}, list(self.vocab),
-                   self.chunks)
+
+        def write(tmp: Path) -> None:
+            write_chunks(tmp / CHUNKS, self.chunks)
+            write_postings(tmp, params, {n: getattr(self, n) for n in ARRAYS}, list(self.vocab),
+                           len(self))
+
+        write_dir_atomic(Path(path), write)
 
     @classmethod
     def load(cls, path) -> BM25Index:
         """Read an index saved by `save`; every mismatch raises BM25Error naming the file."""
-        index, a, vocab, chunks = read_bm25(Path(path), cls, BM25Error)
+        index, a, vocab, count = read_postings(Path(path), cls, BM25Error)
         index.vocab = {t: i for i, t in enumerate(vocab)}
         index.indptr, index.doc, index.tf, index.doc_len = (a[n] for n in ARRAYS)
-        index.chunks, index._row = chunks, {c.id: i for i, c in enumerate(chunks)}
+        index.chunks = read_chunks(Path(path) / CHUNKS, count)
+        index._row = {c.id: i for i, c in enumerate(index.chunks)}
         index._derive()  # IDF and impacts are never stored: they follow from the counts
         return index

@@ -71,8 +71,7 @@ def cmd_search(args) -> dict:
            "timings_ms": {"load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
-               "section": c.metadata["section"], "score": round(float(score), 6),
-               "text": c.text}
+               "section": c.metadata["section"], "score": round(float(score), 6), "text": c.text}
         if args.explain:
             row["explain"] = {"rrf": retriever.explain(query, c.id, args.mode),
                               "bm25_terms": index.bm25.explain(query, c.id)}
@@ -121,8 +120,7 @@ def cmd_ask(args) -> dict:
 
 EMBEDDERS = ["hashing", "biencoder", "minilm"]
 ROWS_HELP = "fuse the table rows the question looks up (default: the pipeline's choice)"
-EMBEDDER_HELP = ("the dense half of the hybrid retriever (default: the pipeline's; minilm needs "
-                 "`make teacher`)")
+EMBEDDER_HELP = "the hybrid's dense half (default: the pipeline's; minilm needs `make teacher`)"
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse",
                   "what does vivir mean in portuguese"]
 
@@ -211,8 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
     s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
-    s.add_argument("--rerank", action="store_true", default=False,
-                   help="re-rank the first stage's top 20 with the cross-encoder")
+    s.add_argument("--rerank", action="store_true", help="re-rank the top 20 by cross-encoder")
     s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")

@@ -1,17 +1,14 @@
 """The reader: a MiniGPT with a span head that answers from the prompt or abstains.
 
-What it is: first the reader's inputs beside the token ids, functions of a compact prompt's
-ids: `windows` (the spans an answer may come from), `columns` (TAPAS-style table-cell ids),
-`in_question` (DrQA's exact-match flag) and `token_types`, the one id per token the trunk
-embeds; training (training/reader_data.py: which cell a gold span is in) and reading use the
-same ones. Then `Reader`, which turns a Prompt into an answer: the best span of one chunk's
-window with that chunk's [#n] marker (never struck-out text), or "I don't know" when no span
-outscores the null position by NULL_MARGIN; with a LoRA adapter, a `Skill` that reads the
-questions of the adapter's task (`ROUTES`: the choice adapter reads the questions that offer a
-choice) while the base reads the rest. What it leaves out: free-form generation (a
-pointer cannot invent), the model itself (minimodel.SpanReader) and training
-(training/reader_train.py). Why, with the formulas: theory/07, "Column embeddings" and
-"Question-match flags"; the margin: theory/05 §4.
+What it is: first the reader's inputs, functions of a compact prompt's ids that training
+(training/reader_data.py) and reading share: `windows` (the spans an answer may come from),
+`columns` (TAPAS-style table-cell ids) and `in_question` (DrQA's exact-match flag), joined in
+`token_types`, the one id per token the trunk embeds. Then `Reader`: a Prompt in, the best span
+of one chunk's window with its [#n] marker (never struck-out text) out, or "I don't know" when
+no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill` reads the questions of
+its task (`ROUTES`), the base the rest. What it leaves out: free-form generation (a pointer
+cannot invent), the model (minimodel.SpanReader) and training (training/reader_train.py).
+Why: theory/07, "Column embeddings" and "Question-match flags"; the margin: theory/05 §4.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ from minirag.files.special_tokens import CTX, MARKERS, A
 from minirag.prompt import IDK_TEXT, Prompt, offers_choice, question_of
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
-# A word of `in_question`: letters and digits only, unlike bm25.tokenize's \w, so the gap
-# "___" of a fill-in question is not a word that could match a gap in a chunk.
+# a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -39,12 +35,9 @@ def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
     """(lo, hi) token ranges of the chunk windows in a compact prompt, in marker order."""
     marker_ids = {tokenizer.encode_special(m)[0] for m in MARKERS}
     stops = {tokenizer.encode_special(t)[0] for t in (CTX, A)}
-    out = []
-    for i, t in enumerate(ids):
-        if t in marker_ids:
-            hi = next((j for j in range(i + 1, len(ids)) if ids[j] in stops), len(ids))
-            out.append((i + 1, hi))
-    return out
+    # a window runs from its marker to the next <|ctx|> or <|a|>, or to the end
+    return [(i + 1, next((j for j in range(i + 1, len(ids)) if ids[j] in stops), len(ids)))
+            for i, t in enumerate(ids) if t in marker_ids]
 
 
 def _pieces(ids: list[int], tokenizer) -> list[str]:
@@ -71,27 +64,7 @@ def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
     A row's column is what separates "went" from "gone"; the reader gets it as an input
     embedding (as TAPAS does for table QA) instead of counting bars with attention.
     """
-    return _columns(_pieces(ids, tokenizer), n_columns)
-
-
-def in_question(ids: list[int], tokenizer) -> list[int]:
-    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
-
-    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
-    DrQA's exact-match feature: the reader is told where the question's key sits in the
-    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
-    """
-    return _in_question(ids, _pieces(ids, tokenizer), tokenizer.encode_special(CTX)[0])
-
-
-def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
-    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
-    pieces = _pieces(ids, tokenizer)  # decoded once for both features
-    flags = _in_question(ids, pieces, tokenizer.encode_special(CTX)[0])
-    return [c + n_columns * m for c, m in zip(_columns(pieces, n_columns), flags)]
-
-
-def _columns(pieces: list[str], n_columns: int) -> list[int]:
+    pieces = _pieces(ids, tokenizer)
     text = "".join(pieces)
     col = [0] * (len(text) + 1)  # per character
     pos = 0
@@ -105,9 +78,17 @@ def _columns(pieces: list[str], n_columns: int) -> list[int]:
     return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
 
 
-def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
+def in_question(ids: list[int], tokenizer) -> list[int]:
+    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
+
+    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
+    DrQA's exact-match feature: the reader is told where the question's key sits in the
+    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
+    """
+    ctx = tokenizer.encode_special(CTX)[0]
     if ctx not in ids:
         return [0] * len(ids)  # no context: nothing to flag
+    pieces = _pieces(ids, tokenizer)
     text = "".join(pieces).lower()
     word_at = [""] * (len(text) + 1)  # per character: the word it is part of
     for m in WORD.finditer(text):
@@ -116,6 +97,12 @@ def _in_question(ids: list[int], pieces: list[str], ctx: int) -> list[int]:
     q_end = ids.index(ctx)
     question = {word_at[c] for c in range(starts[q_end])} - {""}
     return [int(i > q_end and word_at[c] in question) for i, c in enumerate(starts)]
+
+
+def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
+    return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns),
+                                              in_question(ids, tokenizer))]
 
 
 def struck_out(pieces: list[str]) -> list[bool]:
@@ -146,10 +133,9 @@ READER_PATH = MODELS_DIR / "reader.npz"
 # a LoRA adapter for the shipped reader: "A or B?" questions (training/adapter_train.py)
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
-# A span is answered only when its score beats the null position's (<|a|>) by this margin, in
-# start + end logits; 0 would trust the reader's own calibration. A decision threshold, chosen
-# once on dev for the shipped weights from the whole curve of right against wrong answers and
-# abstentions (theory/05 §4; the sweep: EXPERIMENTS.md).
+# A span is answered only when its start + end score beats the null position's (<|a|>) by this
+# margin; 0 would trust the reader's own calibration. Chosen once on dev for the shipped weights
+# from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).
 NULL_MARGIN = 5.0
 
 
@@ -214,11 +200,11 @@ class Reader:
         if s >= 0:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
+        by_skill = model is not self.model
         if s < 0 or null + self.null_margin >= span or not answer:
-            return Reading(IDK_TEXT, None, None, True, span, null, model is not self.model)
+            return Reading(IDK_TEXT, None, None, True, span, null, by_skill)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
-        return Reading(f"{answer} {marker}", answer, marker, False, span, null,
-                       model is not self.model)
+        return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill)
 
     def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
         """A window cut at its separators ("|", ",", ";", "→", a line break) and around struck

@@ -129,8 +129,7 @@ class RowIndex:
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
 
 
-# How much the first stage's rank still counts after re-ranking (`rerank_scores`), chosen on
-# dev by MRR@10 (EXPERIMENTS.md, "Does a cross-encoder trained from scratch re-rank?")
+# the first stage's say after re-ranking (`rerank_scores`), chosen on dev by MRR@10 (EXPERIMENTS.md)
 PRIOR_ON_DEV = 3.0
 
 
@@ -180,8 +179,8 @@ class Retriever:
         """(chunk, score) best first; the score is cosine, BM25 or RRF according to `mode`,
         or `rerank_scores`' when there is a re-ranker."""
         k = check_k(k)
-        first = self.first_stage_scored(query, max(k, self.first_stage) if self.reranker else k,
-                                        mode)
+        n = max(k, self.first_stage) if self.reranker else k  # the first stage's candidates
+        first = self.first_stage_scored(query, n, mode)
         if self.reranker is None or not first:
             return first
         s = rerank_scores(self.reranker.score(query, [c for c, _ in first]), self.prior)  # [n]
@@ -193,8 +192,7 @@ class Retriever:
         """The k best (chunk, score) by `mode` alone, never re-ranked."""
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-        if k < 1:
-            raise ValueError(f"k ({k}) must be >= 1")
+        k = check_k(k)
         check_query(query)
         if mode != "dense" and self.bm25 is None:
             raise ValueError(f"mode {mode!r} needs a BM25 index")
@@ -227,28 +225,26 @@ class Retriever:
 
     def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
         """Each fused list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share
-        (dense, bm25, and rows when the retriever looks rows up); with
-        a re-ranker also its first-stage rank (by `mode`), the re-ranker's own score, the final
-        score (`rerank_scores`) and the final rank (all None outside the first stage's top
-        `first_stage`)."""
+        (dense, bm25, and rows when the retriever looks rows up); with a re-ranker also its
+        first-stage rank (by `mode`), the re-ranker's own score, the final score (`rerank_scores`)
+        and rank (all None outside the first stage's top `first_stage`)."""
         _, lists = self._lists(query)
         out = {}
         for name, ranking, w in zip(("dense", "bm25", "rows"), lists, self._weights()):
             rank = ranking.index(chunk_id) + 1 if chunk_id in ranking[:self.depth] else None
             out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
         out["rrf"] = math.fsum(v["contribution"] for v in out.values())
-        if self.reranker is not None:
-            first = [c for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
-            ids = [c.id for c in first]
-            if chunk_id not in ids:
-                out["rerank"] = dict.fromkeys(
-                    ("first_stage_rank", "reranker_score", "score", "rank"))
-                return out
-            raw = self.reranker.score(query, first)  # [n]
-            final = rerank_scores(raw, self.prior)  # [n]
-            i = ids.index(chunk_id)
-            out["rerank"] = {"first_stage_rank": i + 1, "reranker_score": float(raw[i]),
-                             "score": float(final[i]),
-                             "rank": 1 + int(sum((-final[j], j) < (-final[i], i)
-                                                 for j in range(len(ids))))}
+        if self.reranker is None:
+            return out
+        first = [c for c, _ in self.first_stage_scored(query, self.first_stage, mode)]
+        ids = [c.id for c in first]
+        if chunk_id not in ids:
+            out["rerank"] = dict.fromkeys(("first_stage_rank", "reranker_score", "score", "rank"))
+            return out
+        raw = self.reranker.score(query, first)  # [n]
+        final = rerank_scores(raw, self.prior)  # [n]
+        i = ids.index(chunk_id)
+        rank = 1 + int(sum((-final[j], j) < (-final[i], i) for j in range(len(ids))))
+        out["rerank"] = {"first_stage_rank": i + 1, "reranker_score": float(raw[i]),
+                         "score": float(final[i]), "rank": rank}
         return out

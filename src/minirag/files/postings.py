@@ -1,10 +1,11 @@
-"""A BM25 index on disk: its postings arrays, vocabulary and chunks in one checked directory.
+"""A BM25 index on disk: its postings arrays and vocabulary, in one checked directory.
 
 What it is: the format behind `BM25Index.save` and `BM25Index.load` (bm25.py). A directory
 holds indptr.npy, doc.npy, tf.npy and doc_len.npy (the postings, CSR by term), vocab.json (the
-terms in id order), chunks.jsonl, and manifest.json (format, version, BM25's parameters, the
-chunk count and every file's sha256). It is written atomically and, when read, checked twice:
-file by file against the sums, then as a whole, since the postings must add up to the lengths.
+terms in id order), chunks.jsonl (written and read by bm25.py, as chunk.py says), and
+manifest.json (format, version, BM25's parameters, the chunk count and every file's sha256).
+When read, it is checked twice: file by file against the sums, then as a whole, since the
+postings must add up to the lengths. It sits below chunk.py, so it never sees a Chunk.
 What it leaves out: IDF and the impacts (recomputed at load from the counts, never stored),
 scoring, and pickle. Follows files/persist.py, as the vector stores do.
 
@@ -18,44 +19,40 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.chunk import Chunk, read_chunks, write_chunks
 from minirag.files.persist import (
     check_sha256,
     load_npy,
     read_manifest,
     sha256_file,
-    write_dir_atomic,
 )
 
 FORMAT = "minirag.BM25Index"
 VERSION = 1
 ARRAYS = ("indptr", "doc", "tf", "doc_len")  # the postings arrays a saved index holds, as .npy
 PARAMS = ("k1", "b", "idf", "epsilon")  # BM25Index's arguments, kept in the manifest
-FILES = [f"{n}.npy" for n in ARRAYS] + ["vocab.json", "chunks.jsonl"]  # what sha256 covers
+CHUNKS = "chunks.jsonl"  # the chunks, one JSON line each (chunk.py's write_chunks)
+FILES = [f"{n}.npy" for n in ARRAYS] + ["vocab.json", CHUNKS]  # what sha256 covers
 
 
-def write_bm25(path: Path, params: dict, arrays: dict[str, np.ndarray], vocab: list[str],
-               chunks: list[Chunk]) -> None:
-    """Write the directory `path` atomically: the ARRAYS as .npy, the terms (in id order) as
-    JSON, the chunks as JSON lines, then the manifest with `params` and every file's sha256."""
-
-    def write(tmp: Path) -> None:
-        for name in ARRAYS:
-            np.save(tmp / f"{name}.npy", arrays[name])
-        (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-        write_chunks(tmp / "chunks.jsonl", chunks)
-        manifest = {"format": FORMAT, "version": VERSION, **{p: params[p] for p in PARAMS},
-                    "count": len(chunks), "sha256": {f: sha256_file(tmp / f) for f in FILES}}
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-
-    write_dir_atomic(Path(path), write)
+def write_postings(tmp: Path, params: dict, arrays: dict[str, np.ndarray], vocab: list[str],
+                   count: int) -> None:
+    """Into the directory being written (`tmp`, which already holds the CHUNKS of `count`
+    chunks): the ARRAYS as .npy, the terms (in id order) as JSON, then the manifest with
+    `params` and every file's sha256. `files.persist.write_dir_atomic` makes it atomic."""
+    for name in ARRAYS:
+        np.save(tmp / f"{name}.npy", arrays[name])
+    (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    manifest = {"format": FORMAT, "version": VERSION, **{p: params[p] for p in PARAMS},
+                "count": count, "sha256": {f: sha256_file(tmp / f) for f in FILES}}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
 
-def read_bm25(path: Path, make, error: type[ValueError]
-              ) -> tuple[object, dict[str, np.ndarray], list[str], list[Chunk]]:
-    """(make(**params), arrays, vocab, chunks) of a directory written by `write_bm25`, where
-    `make` (BM25Index) judges the params. A file that is missing, tampered with or inconsistent,
-    or params `make` refuses, raise `error` naming the file."""
+def read_postings(path: Path, make, error: type[ValueError]
+                  ) -> tuple[object, dict[str, np.ndarray], list[str], int]:
+    """(make(**params), arrays, vocab, chunk count) of a directory written by `write_postings`,
+    where `make` (BM25Index) judges the params; the CHUNKS file is checked against its sum and
+    left for the caller to read. A file that is missing, tampered with or inconsistent, or
+    params `make` refuses, raise `error` naming the file."""
     path = Path(path)
     mpath = path / "manifest.json"
     m = read_manifest(mpath, {"format": FORMAT, "version": VERSION}, error)
@@ -72,8 +69,7 @@ def read_bm25(path: Path, make, error: type[ValueError]
     except (OSError, ValueError) as e:
         raise error(f"{path}: unreadable index file ({e})") from None
     check_postings(path, arrays, vocab, m["count"], error)
-    chunks = read_chunks(path / "chunks.jsonl", m["count"])
-    return made, arrays, vocab, chunks
+    return made, arrays, vocab, m["count"]
 
 
 def check_postings(path: Path, a: dict[str, np.ndarray], vocab, count: int,
