@@ -11,11 +11,12 @@ import pytest
 from fakes import tiny_span_reader
 
 from minimodel.span_reader import SpanReader
+from minirag import pipeline as pipeline_module
 from minirag.eval.reading import faithfulness_rows
 from minirag.files.artifacts import load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
-from minirag.pipeline import DEFAULT_EMBEDDER, RAGPipeline, rag_answer
+from minirag.pipeline import DEFAULT_EMBEDDER, RAGPipeline, load_reader, rag_answer
 from minirag.prompt import IDK_TEXT
 from minirag.reader import Reader
 from minirag.retrieve import Retriever
@@ -94,6 +95,38 @@ def test_the_shipped_pipeline_abstains_off_topic(pipeline):
     assert a.abstained and a.text == IDK_TEXT
 
 
+def test_the_shipped_pipeline_reads_a_choice_with_its_adapter_and_the_rest_with_the_base(
+        pipeline):
+    choice, plain = pipeline.ask("teached or taught?"), pipeline.ask("past participle of sing")
+    assert choice.reading.by_skill and choice.reading.answer == "taught", choice.text
+    assert not plain.reading.by_skill
+    base = Reader(pipeline.reader.model, pipeline.reader.tokenizer)  # the same weights, no skill
+    assert base.read(plain.prompt) == plain.reading  # bit for bit the base's reading
+    assert base.read(choice.prompt).abstained  # the base alone says "I don't know"
+
+
+def test_a_stale_default_adapter_is_left_out_with_a_warning_and_any_other_is_refused(
+        tmp_path, monkeypatch):
+    """A reader rebuilt since the adapter was made: the pipeline still answers, and says how to
+    rebuild the adapter; an adapter asked for by name must load."""
+    from minimodel.checkpoint import CheckpointError
+    from minimodel.lora import LoRA, LoRAConfig
+    from minirag.reader import READER_PATH
+
+    other = SpanReader(SpanReader.load(READER_PATH).config, seed=5).params
+    LoRA(other, LoRAConfig(task="choice")).save(tmp_path / "stale.npz", other)
+    with pytest.raises(CheckpointError, match="another base"):
+        load_reader(tmp_path / "stale.npz")
+    monkeypatch.setattr(pipeline_module, "DEFAULT_ADAPTER", tmp_path / "stale.npz")
+    with pytest.warns(UserWarning, match="minirag train adapter"):
+        reader = load_reader(tmp_path / "stale.npz")
+    assert reader.skill is None
+    with pytest.warns(UserWarning, match="no such checkpoint"):
+        monkeypatch.setattr(pipeline_module, "DEFAULT_ADAPTER", tmp_path / "missing.npz")
+        assert load_reader(tmp_path / "missing.npz").skill is None
+    assert load_reader(None).skill is None
+
+
 def test_editing_the_kb_changes_the_answer_without_retraining(tmp_path):
     """One row of the verb table rewritten in a copy of the KB: both forms follow the edit.
     (`minirag eval`'s counterfactual row measures the same on every verb row, oracle context;
@@ -139,8 +172,9 @@ def test_minirag_ask_bad_input(args, match):
 
 def test_minirag_ask_with_an_adapter_and_with_the_reranker(tmp_path):
     """A fresh adapter (B = 0) changes no answer; one with a task reads that task's questions;
-    one with a task no route knows, or made for another base, is refused in one line;
-    --rerank answers from the re-ranked list."""
+    one with a task no route knows, or made for another base, is refused in one line; the
+    shipped adapter reads by default and --no-adapter leaves it out; --rerank answers from the
+    re-ranked list."""
     from minimodel.lora import LoRA, LoRAConfig
     from minirag.reader import READER_PATH
 
@@ -162,5 +196,8 @@ def test_minirag_ask_with_an_adapter_and_with_the_reranker(tmp_path):
     LoRA(other).save(tmp_path / "other.npz", other)
     r = ask("past of go", "--adapter", str(tmp_path / "other.npz"))
     assert r.returncode == 1 and "another base" in r.stderr and r.stderr.count("\n") == 1
+    shipped = json.loads(ask("sang or sung?", "--json").stdout)
+    assert shipped["adapter_read"]  # the pipeline's own adapter, by default
+    assert not json.loads(ask("sang or sung?", "--json", "--no-adapter").stdout)["adapter_read"]
     reranked = json.loads(ask("past participle of sing", "--json", "--rerank").stdout)
     assert reranked["answer"].startswith("sung") and len(reranked["chunks"]) == 3

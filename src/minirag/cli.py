@@ -104,14 +104,14 @@ def answer_json(question: str, a) -> dict:
 
 
 def cmd_ask(args) -> dict:
-    from minirag.pipeline import RAGPipeline
+    from minirag.pipeline import DEFAULT_ADAPTER, RAGPipeline
     if args.k < 1:
         raise ValueError(f"-k must be >= 1 (got {args.k})")
     question = read_query(args.question)
     t0 = time.perf_counter()
-    pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k,
-                                     rerank=_choice(args, "rerank"), adapter=args.adapter,
-                                     rows=_choice(args, "rows"))
+    adapter = None if args.no_adapter else args.adapter or DEFAULT_ADAPTER
+    pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k, _choice(args, "rerank"),
+                                     adapter, _choice(args, "rows"))
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
@@ -121,7 +121,7 @@ def cmd_ask(args) -> dict:
 EMBEDDERS = ["hashing", "biencoder", "minilm"]
 ROWS_HELP = "fuse the table rows the question looks up (default: the pipeline's choice)"
 EMBEDDER_HELP = "the hybrid's dense half (default: the pipeline's; minilm needs `make teacher`)"
-DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse",
+DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse", "teached or taught?",
                   "what does vivir mean in portuguese"]
 
 
@@ -130,8 +130,7 @@ def cmd_demo(args) -> dict:
     t0 = time.perf_counter()
     pipe = RAGPipeline.from_defaults(args.kb)
     load_ms = _ms(t0)
-    return {"load_ms": load_ms,
-            "answers": [answer_json(q, pipe.ask(q)) for q in DEMO_QUESTIONS]}
+    return {"load_ms": load_ms, "answers": [answer_json(q, pipe.ask(q)) for q in DEMO_QUESTIONS]}
 
 
 def print_index(r):
@@ -152,8 +151,7 @@ def print_search(r):
             print(f"    dense rank {e['rrf']['dense']['rank']}, bm25 rank "
                   f"{e['rrf']['bm25']['rank']}{rows}, rrf {e['rrf']['rrf']:.5f}; bm25 terms "
                   + ", ".join(f"{t}={v:.3f}" for t, v in e["bm25_terms"].items()))
-            if "rerank" in e["rrf"]:
-                rr = e["rrf"]["rerank"]
+            if rr := e["rrf"].get("rerank"):
                 print(f"    first-stage rank {rr['first_stage_rank']}, re-ranker score "
                       f"{rr['reranker_score']:.3f}, final score {rr['score']:.3f}, final rank "
                       f"{rr['rank']}")
@@ -226,7 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="re-rank with the cross-encoder (default: the pipeline's choice)")
     s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
-    s.add_argument("--adapter", type=Path, help="a LoRA adapter file for the shipped reader")
+    adapters = s.add_mutually_exclusive_group()
+    adapters.add_argument("--adapter", type=Path, help="a LoRA adapter (default: the pipeline's)")
+    adapters.add_argument("--no-adapter", action="store_true", help="read with the base alone")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/", kb=False)
     s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "adapter", "all"])

@@ -1,21 +1,24 @@
 """The whole loop in four lines: retrieve, build the prompt, read, answer with citations.
 
 What it is: `rag_answer(query, store, reader)` and `RAGPipeline.from_defaults()`, which
-loads the shipped tokenizer, re-ranker and reader and the cached index of the KB. Every intermediate
-value is kept on the Answer so a learner can print it. Follows DESIGN §2 and §3 (pipeline).
+loads the shipped tokenizer, re-ranker, reader and LoRA adapter and the cached index of the KB.
+Every intermediate value is kept on the Answer so a learner can print it. Follows DESIGN §2 and
+§3 (pipeline).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minimodel.checkpoint import CheckpointError
 from minirag.chunk import Chunk
 from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
 from minirag.prompt import Prompt, build_prompt
-from minirag.reader import Reader, Reading
+from minirag.reader import ADAPTER_PATH, Reader, Reading
 from minirag.rerank.cross_encoder import CrossEncoder
 from minirag.retrieve import Retriever, check_query
 from minirag.topk import check_k
@@ -30,6 +33,10 @@ DEFAULT_ROWS = True
 # Whether the pipeline re-ranks its first stage's top 20 with the shipped cross-encoder:
 # chosen on dev by `minirag eval --split dev` (EXPERIMENTS.md has the rows)
 DEFAULT_RERANK = False
+# The LoRA adapter the reader reads its task's questions with ("A or B?": reader.ROUTES), the
+# base reader reading the rest: chosen on dev, where those questions gain and no other row moves
+# (EXPERIMENTS.md). None reads every question with the base.
+DEFAULT_ADAPTER: Path | None = ADAPTER_PATH
 
 
 @dataclass
@@ -64,6 +71,23 @@ def rag_answer(query: str, retriever: Retriever, reader: Reader, k: int = 3,
                    "total": ms(t0, t3)})
 
 
+def load_reader(adapter: Path | None = DEFAULT_ADAPTER) -> Reader:
+    """The shipped reader with a LoRA `adapter` file routed to its task's questions (None: the
+    base alone). The default adapter, when it is missing or was made for another reader (one
+    rebuilt since), is left out with a warning that says how to rebuild it; any other adapter
+    that does not load is an error."""
+    if adapter is None:
+        return Reader.load()
+    try:
+        return Reader.load(adapter=adapter)
+    except CheckpointError as e:
+        if Path(adapter) != DEFAULT_ADAPTER:
+            raise
+        warnings.warn(f"reading without the adapter: {e} (rebuild it: minirag train adapter)",
+                      stacklevel=2)
+        return Reader.load()
+
+
 class RAGPipeline:
     """The shipped artifacts wired together: `RAGPipeline.from_defaults().ask("past of go")`."""
 
@@ -72,16 +96,15 @@ class RAGPipeline:
 
     @classmethod
     def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
-                      rerank: bool = DEFAULT_RERANK, adapter: Path | None = None,
+                      rerank: bool = DEFAULT_RERANK, adapter: Path | None = DEFAULT_ADAPTER,
                       rows: bool = DEFAULT_ROWS) -> RAGPipeline:
-        """The shipped reader (with a LoRA `adapter` file applied, if given) on the cached
-        index of `kb`, its hybrid fusing the looked-up table rows when `rows`, re-ranked by
-        the shipped cross-encoder when `rerank` (a missing one is an error that says how to
-        build it)."""
+        """The shipped reader (with `adapter`, `load_reader`) on the cached index of `kb`, its
+        hybrid fusing the looked-up table rows when `rows`, re-ranked by the shipped
+        cross-encoder when `rerank` (a missing one is an error that says how to build it)."""
         index = load_or_build_index(kb, IndexConfig(embedder=embedder))
         reranker = CrossEncoder.load() if rerank else None
         return cls(Retriever(index.store, index.bm25, reranker=reranker, rows=rows),
-                   Reader.load(adapter=adapter), k)
+                   load_reader(adapter), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:
         return rag_answer(query, self.retriever, self.reader, self.k if k is None else k)

@@ -156,8 +156,9 @@ def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[d
     retrieved rows once per plain hybrid configuration, the pipeline's first (with its table
     rows, `+rows`); of the re-ranked ones only the pipeline encoder's (so that re-ranking and
     row lookup can each be compared with the plain hybrid).
-    With the shipped LoRA adapter, its rows too (`reader` "+choice adapter", against
-    "shipped"), on the pipeline's retriever only: what it gains and what it costs."""
+    With the shipped LoRA adapter, its rows too (`reader` "+choice adapter", routed: the
+    pipeline's reader; "shipped" is the base alone), on the pipeline's retriever only: what it
+    gains and what it costs."""
     from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK, DEFAULT_ROWS
     from minirag.reader import ADAPTER_PATH, READER_PATH, Reader
     if not READER_PATH.is_file():
