@@ -133,3 +133,21 @@ def test_eval_on_the_test_split_prints_aggregates_only(small_kb, tmp_path):
 
 def test_eval_on_a_missing_set_is_a_user_error(tmp_path):
     assert_user_error(minirag("eval", "--set", str(tmp_path / "none.jsonl")), "not found")
+
+
+def test_a_stale_default_adapter_is_one_warning_line_and_the_answer_still_comes(
+        monkeypatch, tmp_path, capsys):
+    """In-process, so the pipeline's default adapter can point at a file that is not there
+    (as after a reader rebuild without `minirag train adapter`)."""
+    import warnings
+
+    from minirag import cli, pipeline
+    monkeypatch.setattr(pipeline, "DEFAULT_ADAPTER", tmp_path / "gone.npz")
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)  # restored after
+    with pytest.warns(UserWarning) as caught:
+        assert cli.main(["ask", "past participle of sing"]) == 0
+    assert capsys.readouterr().out.startswith("Q: past participle of sing\nA: sung [#")
+    (w,) = caught  # as the command prints it: one line, like its errors
+    assert warnings.formatwarning(w.message, w.category, w.filename, w.lineno) == (
+        f"minirag: warning: reading without the adapter: {tmp_path / 'gone.npz'}: no such "
+        f"checkpoint file (rebuild it: minirag train adapter)\n")

@@ -42,7 +42,7 @@ def specials(tok, ids):
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
 
 
-@given(texts, st.lists(texts, max_size=6), st.integers(8, 80))
+@given(texts.filter(str.strip), st.lists(texts, max_size=6), st.integers(8, 80))
 def test_budget_holds_and_markers_map_to_supplied_chunks(tok, query, bodies, budget):
     chunks = [chunk(b, i) for i, b in enumerate(bodies)]
     p = build_prompt(query, chunks, COMPACT_TEMPLATE, budget, tok)
@@ -150,6 +150,13 @@ def test_units_skip_headings_and_table_rules():
 def test_a_tiny_budget_is_an_error(tok):
     with pytest.raises(ValueError, match="budget"):
         build_prompt("go", [], COMPACT_TEMPLATE, 4, tok)
+
+
+@pytest.mark.parametrize("query, match", [("", "empty"), (" \n ", "empty"), (None, "str")])
+def test_a_question_that_is_not_one_is_an_error(tok, query, match):
+    for template in (COMPACT_TEMPLATE, FULL_TEMPLATE):
+        with pytest.raises(ValueError, match=match):
+            build_prompt(query, [chunk("| go | went | gone |", 0)], template, 64, tok)
 
 
 def test_full_template_for_an_external_llm(tok):

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from minirag.files.kb import DEFAULT_KB, SPLITS, KBError
@@ -64,11 +65,10 @@ def cmd_search(args) -> dict:
     index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
     retriever = Retriever(index.store, index.bm25, rows=_choice(args, "rows"),
                           reranker=CrossEncoder.load() if args.rerank else None)
-    t1 = time.perf_counter()
+    load_ms, t1 = _ms(t0), time.perf_counter()
     results = retriever.retrieve_scored(query, args.k, args.mode)
     out = {"query": query, "mode": args.mode, "rerank": args.rerank, "rows": retriever.rows,
-           "results": [],
-           "timings_ms": {"load_index": round((t1 - t0) * 1000, 3), "search": _ms(t1)}}
+           "results": [], "timings_ms": {"load_index": load_ms, "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
                "section": c.metadata["section"], "score": round(float(score), 6), "text": c.text}
@@ -81,8 +81,7 @@ def cmd_search(args) -> dict:
 
 def cmd_eval(args) -> dict:
     from minirag.eval.harness import run
-    return run(args.split, args.kb, sweep=not args.no_sweep, plots_dir=args.plots,
-               questions_path=args.set)
+    return run(args.split, args.kb, not args.no_sweep, args.plots, args.set)
 
 
 def cmd_train(args) -> dict:
@@ -237,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.formatwarning = lambda message, *_: f"minirag: warning: {message}\n"  # one line
     try:
         result = args.func(args)
     except USER_ERRORS as e:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, A, Q
-from minirag.retrieve import CUE_WEIGHT, cue_words, is_table_rule
+from minirag.retrieve import CUE_WEIGHT, check_query, cue_words, is_table_rule
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -164,7 +164,9 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     "keep" says more than "past"); without it, an idf over the lines of these chunks.
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
+    A question that is not text, is empty or is oversized is a ValueError (retrieve.check_query).
     """
+    check_query(query)
     if tokenizer is None:
         from minirag.files.artifacts import load_tokenizer
         tokenizer = load_tokenizer()
