@@ -56,15 +56,16 @@ def _first_chars(pieces: list[str]) -> list[int]:
     return out
 
 
-def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS, pieces=None) -> list[int]:
     """The table column each token of a compact prompt sits in: 0 outside a table row, k
     inside the k-th cell of one (capped at n_columns - 1), counted from the row's first "|".
 
     Example: the window "| go | went | gone |" -> "|" 1, " go" 1, " |" 2, " went" 2, ...
     A row's column is what separates "went" from "gone"; the reader gets it as an input
     embedding (as TAPAS does for table QA) instead of counting bars with attention.
+    `pieces`: the ids already decoded (`_pieces`), if the caller has them.
     """
-    pieces = _pieces(ids, tokenizer)
+    pieces = _pieces(ids, tokenizer) if pieces is None else pieces
     text = "".join(pieces)
     col = [0] * (len(text) + 1)  # per character
     pos = 0
@@ -78,7 +79,7 @@ def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
     return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
 
 
-def in_question(ids: list[int], tokenizer) -> list[int]:
+def in_question(ids: list[int], tokenizer, pieces=None) -> list[int]:
     """1 for a context token whose word (lowercased) is also a word of the question, else 0.
 
     Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
@@ -88,7 +89,7 @@ def in_question(ids: list[int], tokenizer) -> list[int]:
     ctx = tokenizer.encode_special(CTX)[0]
     if ctx not in ids:
         return [0] * len(ids)  # no context: nothing to flag
-    pieces = _pieces(ids, tokenizer)
+    pieces = _pieces(ids, tokenizer) if pieces is None else pieces
     text = "".join(pieces).lower()
     word_at = [""] * (len(text) + 1)  # per character: the word it is part of
     for m in WORD.finditer(text):
@@ -101,8 +102,9 @@ def in_question(ids: list[int], tokenizer) -> list[int]:
 
 def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
     """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
-    return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns),
-                                              in_question(ids, tokenizer))]
+    pieces = _pieces(ids, tokenizer)  # decoded once for both features
+    return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns, pieces),
+                                              in_question(ids, tokenizer, pieces))]
 
 
 def struck_out(pieces: list[str]) -> list[bool]:
@@ -130,8 +132,7 @@ def struck_out(pieces: list[str]) -> list[bool]:
 
 
 READER_PATH = MODELS_DIR / "reader.npz"
-# a LoRA adapter for the shipped reader: "A or B?" questions (training/adapter_train.py)
-ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"
+ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
 # A span is answered only when its start + end score beats the null position's (<|a|>) by this
 # margin; 0 would trust the reader's own calibration. Chosen once on dev for the shipped weights
@@ -139,8 +140,7 @@ SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._c
 NULL_MARGIN = 5.0
 
 
-# An adapter's task (the name saved in its file, minimodel.lora) -> the questions it reads:
-# an adapter trained on one family of questions answers those, the base reader the rest.
+# An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
 ROUTES: dict[str, Callable[[str], bool]] = {"choice": offers_choice}
 
 
