@@ -238,6 +238,19 @@ def test_whatever_the_weights_a_struck_out_form_is_never_the_answer(tok, seed):
     assert r.abstained or "~" not in r.answer
 
 
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    text = "A computer mouse can be mice or mouses"
+    r = reader.read(build_prompt("mouses or mice?", [chunk(text)], tokenizer=tok))
+    assert r.abstained or " or " not in f" {r.answer} "
+    # a question that offers no choice may still take the whole phrase
+    ids = build_prompt("plural of a computer mouse", [chunk(text)], tokenizer=tok).token_ids
+    lo, hi = windows(ids, tok)[0]
+    assert reader._cells(ids, lo, hi) == [(lo, hi)]
+    assert len(reader._cells(ids, lo, hi, choice=True)) == 2
+
+
 def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):
     model = tiny_span_reader(len(tok), seed=3)
     prompt = build_prompt("past of drink", [chunk(TABLE)], tokenizer=tok)

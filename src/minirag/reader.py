@@ -195,7 +195,8 @@ class Reader:
         model = self.model_for(ids)
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
-        cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi)]
+        choice = offers_choice(question_of(ids, self.tokenizer))
+        cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, choice)]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
@@ -206,13 +207,16 @@ class Reader:
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill)
 
-    def _cells(self, ids: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
+    def _cells(self, ids: list[int], lo: int, hi: int, choice: bool = False
+               ) -> list[tuple[int, int]]:
         """A window cut at its separators ("|", ",", ";", "→", a line break) and around struck
         text: an answer is one table cell or one item of a list, never two ("chase | choosen"
-        is two cells), and never a form the KB strikes out as wrong ("~~buyed~~")."""
+        is two cells), and never a form the KB strikes out as wrong ("~~buyed~~"). For a
+        question that offers a `choice`, also at the word "or": the answer to "mice or
+        mouses?" is one of them, never "mice or mouses"."""
         pieces = _pieces(ids[lo:hi], self.tokenizer)
         cuts = [lo + j for j, (piece, struck) in enumerate(zip(pieces, struck_out(pieces)))
-                if struck or SEPARATORS & set(piece)]
+                if struck or SEPARATORS & set(piece) or (choice and piece.strip().lower() == "or")]
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
 
