@@ -173,7 +173,10 @@ class Reader:
 
     def model_for(self, ids: list[int]) -> SpanReader:
         """The model that reads this prompt: the skill's if it accepts the question."""
-        if self.skill is not None and self.skill.accepts(question_of(ids, self.tokenizer)):
+        return self._route(question_of(ids, self.tokenizer))
+
+    def _route(self, question: str) -> SpanReader:
+        if self.skill is not None and self.skill.accepts(question):
             return self.skill.model
         return self.model
 
@@ -192,11 +195,11 @@ class Reader:
 
     def read_ids(self, ids: list[int]) -> Reading:
         """`read` of a compact prompt's token ids (a training example's, say)."""
-        model = self.model_for(ids)
+        question = question_of(ids, self.tokenizer)  # decoded once: routing and cells
+        model = self._route(question)
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
-        choice = offers_choice(question_of(ids, self.tokenizer))
-        cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, choice)]
+        cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
