@@ -17,7 +17,16 @@ from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt, offers_choice, question_of
-from minirag.reader import Reader, Skill, columns, in_question, struck_out, token_types, windows
+from minirag.reader import (
+    Reader,
+    Skill,
+    columns,
+    in_question,
+    inside_word,
+    struck_out,
+    token_types,
+    windows,
+)
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,
@@ -249,6 +258,27 @@ def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
     lo, hi = windows(ids, tok)[0]
     assert reader._cells(ids, lo, hi) == [(lo, hi)]
     assert len(reader._cells(ids, lo, hi, choice=True)) == 2
+
+
+@pytest.mark.parametrize("text, inside", [
+    ("mothers-in-law", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),  # hyphens between letters
+    ("didn't see", [1, 2, 3, 4, 5, 8, 9]),  # an apostrophe between letters
+    ("the -ing form", [1, 2, 6, 7, 10, 11, 12]),  # a hyphen after a space starts no word
+    ("'word' x", [2, 3, 4]),  # quotes are not part of the word
+    ("girls' bikes", [1, 2, 3, 4, 8, 9, 10, 11]),  # nor a possessive's last apostrophe
+])
+def test_inside_word_joins_letters_across_hyphens_and_apostrophes(text, inside):
+    data = text.encode()
+    assert [at for at in range(len(data) + 1) if inside_word(data, at)] == inside
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_an_answer_is_whole_words(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    text = "mother-in-law → mothers-in-law; I didn't know (studies)"
+    r = reader.read(build_prompt("plural of mother in law", [chunk(text)], tokenizer=tok))
+    words = set(re.findall(r"[\w'-]+", text))  # every whole word, hyphens and apostrophes in
+    assert r.abstained or set(re.findall(r"[\w'-]+", r.answer)) <= words
 
 
 def test_the_null_margin_is_the_line_between_answering_and_abstaining(tok):

@@ -107,6 +107,17 @@ def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[i
                                               in_question(ids, tokenizer, pieces))]
 
 
+def inside_word(text: bytes, at: int) -> bool:
+    """Is the boundary before byte `at` of `text` inside a word? It is between two letters,
+    and around a hyphen or an apostrophe with a letter on each side ("mother|-in-law",
+    "in-|law", "didn|'t"); not before "'" that ends a quote or "-" that starts "-ing".
+    Example: inside_word(b"in-law", 2) -> True; inside_word(b" -ing", 1) -> False"""
+    letter = lambda j: 0 <= j < len(text) and text[j:j + 1].isalpha()  # noqa: E731
+    joiner = lambda j: 0 <= j < len(text) and text[j:j + 1] in (b"-", b"'")  # noqa: E731
+    return ((letter(at - 1) and letter(at)) or (joiner(at) and letter(at - 1) and letter(at + 1))
+            or (joiner(at - 1) and letter(at - 2) and letter(at)))
+
+
 def struck_out(pieces: list[str]) -> list[bool]:
     """Per token of one window (its decoded pieces): is it struck-out text or a "~~" mark?
     The KB strikes a wrong form through (LABELLING.md: "~~I have went~~ → I have gone"). A mark
@@ -224,11 +235,13 @@ class Reader:
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
 
     def _whole_words(self, ids: list[int], s: int, e: int, window: tuple[int, int]):
-        """Widen a span to whole words: "stud" + "ies" is one word, and a reader that
-        points at half of it still means all of it. Never leaves the chunk's window."""
-        piece = lambda i: self.tokenizer.vocab[ids[i]]  # noqa: E731  the token's bytes
-        glued = lambda i: piece(i)[:1].isalpha() and piece(i - 1)[-1:].isalpha()  # noqa: E731
+        """Widen a span to whole words: "stud" + "ies" is one word, and so are "mothers-in-law"
+        and "didn't"; a reader that points at part of a word still means all of it. Never
+        leaves the chunk's window."""
         lo, hi = window
+        pieces = [self.tokenizer.vocab[t] for t in ids[lo:hi]]  # each token's bytes
+        text, at = b"".join(pieces), np.cumsum([0, *map(len, pieces)])  # at: [hi - lo + 1]
+        glued = lambda i: inside_word(text, int(at[i - lo]))  # noqa: E731  token i to i - 1
         while s > lo and glued(s):
             s -= 1
         while e + 1 < hi and glued(e + 1):
