@@ -39,7 +39,8 @@ SWEEP = ((32, 0), (32, 8), (64, 0), (64, 12), (150, 0), (150, 20), (300, 0), (30
 def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
     """Config name (DESIGN §3 cli) -> (retriever, mode); bi-encoder rows only if it is shipped,
     the teacher's (minilm) only if it is installed (`make teacher`), "+rerank" rows (each
-    hybrid's top 20 re-ranked by the cross-encoder) only if the re-ranker is shipped."""
+    hybrid's top 20, with or without rows, re-ranked by the cross-encoder) only if the
+    re-ranker is shipped."""
     configs = {}
     reranker = CrossEncoder.load() if RERANKER_PATH.is_file() else None  # one cache for all
     for embedder in ("hashing", "biencoder", "minilm"):
@@ -59,8 +60,9 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         configs[f"hybrid({embedder}+bm25+rows)"] = (
             Retriever(index.store, index.bm25, rows=True), "hybrid")
         if reranker is not None:
-            configs[f"hybrid({embedder}+bm25)+rerank"] = (
-                Retriever(index.store, index.bm25, reranker=reranker), "hybrid")
+            for rows in (False, True):
+                configs[f"hybrid({embedder}+bm25{'+rows' * rows})+rerank"] = (
+                    Retriever(index.store, index.bm25, reranker=reranker, rows=rows), "hybrid")
         weighted = replace_weights(r, (CHOSEN_ON_DEV[embedder], 1.0))
         configs[f"wrrf({embedder}+bm25)"] = (weighted, "hybrid")
     return configs
