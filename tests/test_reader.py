@@ -18,6 +18,7 @@ from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt, offers_choice, question_of
 from minirag.reader import (
+    AUXILIARIES,
     Reader,
     Skill,
     columns,
@@ -270,6 +271,34 @@ def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
 def test_inside_word_joins_letters_across_hyphens_and_apostrophes(text, inside):
     data = text.encode()
     assert [at for at in range(len(data) + 1) if inside_word(data, at)] == inside
+
+
+@pytest.mark.parametrize("text, pointed, gap, answer", [
+    (" If we had not left earlier", " left", True, "had not left"),  # the verb group, "not" too
+    (" By May she will have been working", " working", True, "will have been working"),
+    (" She hasn't seen it", " seen", True, "hasn't seen"),  # "hasn't" is one word
+    (" If we had not left earlier", " left", False, "left"),  # no gap: the span as pointed
+    (" The plural is mice", "ice", False, "mice"),  # not "is mice"
+    (" the mothers-in-law came", "other", False, "mothers-in-law"),  # part of a word: all of it
+])
+def test_a_span_is_widened_to_whole_words_and_a_gap_to_its_verb_group(tok, text, pointed, gap,
+                                                                        answer):
+    ids = tok.encode(text)
+    i = [tok.vocab[t] for t in ids].index(pointed.encode())
+    s, e = Reader(None, tok)._widen(ids, i, i, (0, len(ids)), gap)
+    assert tok.decode(ids[s:e + 1]).strip() == answer
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_the_answer_to_a_gap_holds_its_auxiliaries(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    text = "we had not left early; they will have been waiting"
+    r = reader.read(build_prompt("if we ___ (leave) early", [chunk(text)], tokenizer=tok))
+    if r.abstained:
+        return
+    words = text.replace(";", "").split()
+    first = words.index(r.answer.split()[0])  # the words are unique: where the answer starts
+    assert first == 0 or words[first - 1] not in AUXILIARIES
 
 
 @given(st.integers(0, 10_000))

@@ -235,6 +235,12 @@ def offers_choice(question: str) -> bool:
     return bool(_CHOICE.search(question))
 
 
+def has_gap(question: str) -> bool:
+    """Does the question hold a gap to fill, two or more underscores ("she ___ (go) home")?
+    Example: has_gap("we ___ (swim) yesterday") -> True; has_gap("past of swim") -> False"""
+    return "__" in question
+
+
 def question_of(ids: list[int], tokenizer) -> str:
     """The question of a compact prompt's ids: the text between <|q|> and the first
     <|ctx|> (or <|a|>, with no context)."""

@@ -24,7 +24,7 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
-from minirag.prompt import IDK_TEXT, Prompt, offers_choice, question_of
+from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
@@ -145,6 +145,11 @@ def struck_out(pieces: list[str]) -> list[bool]:
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
+# The words of a verb group before its main verb ("had left", "will have finished", "haven't
+# been sleeping"): the answer to a gap that starts at the verb takes them (Reader._widen).
+AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
+    shall should can could may might must not isn't aren't wasn't weren't haven't hasn't hadn't
+    don't doesn't didn't won't wouldn't shan't shouldn't can't couldn't mustn't needn't""".split())
 # A span is answered only when its start + end score beats the null position's (<|a|>) by this
 # margin; 0 would trust the reader's own calibration. Chosen once on dev for the shipped weights
 # from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).
@@ -213,7 +218,8 @@ class Reader:
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
-            s, e = self._whole_words(ids, s, e, next(w for w in cells if w[0] <= s < w[1]))
+            s, e = self._widen(ids, s, e, next(w for w in cells if w[0] <= s < w[1]),
+                               has_gap(question))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         by_skill = model is not self.model
         if s < 0 or null + self.null_margin >= span or not answer:
@@ -234,18 +240,23 @@ class Reader:
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
 
-    def _whole_words(self, ids: list[int], s: int, e: int, window: tuple[int, int]):
-        """Widen a span to whole words: "stud" + "ies" is one word, and so are "mothers-in-law"
-        and "didn't"; a reader that points at part of a word still means all of it. Never
-        leaves the chunk's window."""
-        lo, hi = window
+    def _widen(self, ids: list[int], s: int, e: int, cell: tuple[int, int],
+               verb_group: bool = False) -> tuple[int, int]:
+        """Widen a span to whole words ("stud" + "ies" is one word, and so are "mothers-in-law"
+        and "didn't": a reader that points at part of a word still means all of it); with
+        `verb_group` (the question has a gap to fill), also to the auxiliaries right before it:
+        the gap of "if she ___ (leave) earlier" stands for "had left", not "left". Never leaves
+        the span's cell."""
+        lo, hi = cell
         pieces = [self.tokenizer.vocab[t] for t in ids[lo:hi]]  # each token's bytes
         text, at = b"".join(pieces), np.cumsum([0, *map(len, pieces)])  # at: [hi - lo + 1]
-        glued = lambda i: inside_word(text, int(at[i - lo]))  # noqa: E731  token i to i - 1
-        while s > lo and glued(s):
-            s -= 1
-        while e + 1 < hi and glued(e + 1):
-            e += 1
+        starts = [i for i in range(lo, hi) if i == lo or not inside_word(text, int(at[i - lo]))]
+        s = max(i for i in starts if i <= s)  # the first token of s's word
+        e = next((i for i in starts if i > e), hi) - 1  # the last token of e's word
+        before = [i for i in starts if i < s]  # the words before the span, nearest last
+        while verb_group and before and \
+                self.tokenizer.decode(ids[before[-1]:s]).strip().lower() in AUXILIARIES:
+            s = before.pop()
         return s, e
 
     @classmethod
