@@ -13,7 +13,6 @@ from minirag.training.facts import Fact
 from minirag.training.phrasings import ASIDES
 from minirag.training.questions import (
     EVAL_PHRASINGS,
-    arrow_kind,
     aside,
     compose,
     is_probe,
@@ -29,11 +28,6 @@ CHUNK = Chunk("c1", f"## Vowel change\n\n| Base form | Past simple | Past partic
 
 def verb(relation: str, answer: str) -> Fact:
     return Fact("verb", "swim", relation, answer, ROW, CHUNK, ROW)
-
-
-def arrow(key: str, answer: str, doc: str = "spelling.md") -> Fact:
-    chunk = Chunk("c2", f"{key} → {answer}", doc, 0, {"section": ""})
-    return Fact("arrow", key, "arrow", answer, f"{key} → {answer}", chunk)
 
 
 def test_no_training_question_is_an_eval_phrasing():
@@ -76,17 +70,6 @@ def test_a_mistake_question_shows_a_wrong_form_never_the_answer():
     for q in mistakes:
         words = set(re.findall(r"[a-z]+", q.lower()))
         assert "swam" not in words and words & {"swimed", "swum"}
-
-
-def test_arrow_kind_reads_the_change():
-    assert arrow_kind(arrow("stop", "stopping")) == "ing"
-    assert arrow_kind(arrow("try", "tried")) == "ed"
-    assert arrow_kind(arrow("big", "bigger")) == "er"
-    assert arrow_kind(arrow("careful", "more careful")) == "er"
-    assert arrow_kind(arrow("watch", "watches")) == "s"
-    assert arrow_kind(arrow("watch", "watches", "plural-nouns.md")) == "plural"
-    assert arrow_kind(arrow("quick", "quickly")) == "ly"
-    assert arrow_kind(arrow("give up", "gave up")) is None  # two words: no single change
 
 
 @given(st.text(st.characters(max_codepoint=127), min_size=1, max_size=40),

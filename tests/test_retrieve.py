@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.embed import HashingEmbedder
+from minirag.forms import FORM_NAMES
 from minirag.retrieve import (
     MAX_QUERY_CHARS,
     Retriever,
@@ -196,3 +197,17 @@ def test_row_lookup_is_the_hybrids_third_list():
                            "| sing | sang | sung |"], doc="more.md"))
     bm25.add(store.chunks[-1:])
     assert rows.row_index().lookup("past of sing", bm25.idf_of) == [store.chunks[-1]]
+
+
+def test_an_arrow_is_a_row_keyed_by_its_word_with_its_forms_names():
+    chunks = make_chunks(["Double it: big → bigger → biggest, stop → stopping.",
+                          "Add -s: play → plays. Add -ed: play → played."])
+    index = RowIndex(chunks)
+    assert index.keys["big"] == [(0, FORM_NAMES["er"]), (0, FORM_NAMES["est"])]
+    assert index.keys["play"] == [(1, FORM_NAMES["s"]), (1, FORM_NAMES["ed"])]
+    idf = {"big": 1.0, "stop": 2.0, "play": 1.5}.get
+    assert index.lookup("comparative of big", idf) == [chunks[0]]
+    assert index.lookup("past of play", idf) == [chunks[1]]
+    assert index.lookup("-ing form of stop", idf) == [chunks[0]]
+    assert index.lookup("plural of big", idf) == []  # no arrow gives big a plural
+    assert index.lookup("big", idf) == []  # a word alone is not a lookup

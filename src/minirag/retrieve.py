@@ -18,6 +18,7 @@ import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
+from minirag.forms import FORM_NAMES, arrows, form_kind
 from minirag.store import FlatVectorStore
 from minirag.topk import check_k
 
@@ -100,7 +101,9 @@ class RowIndex:
     A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
     simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
     of 3+ letters outside the first column (a chunk that starts inside a table has its header in
-    metadata["table_header"]). `lookup` is the hybrid's third list (rows=True)."""
+    metadata["table_header"]). An arrow is a row too: "big → bigger" is keyed by *big*, and its
+    columns are the names of the form it gives (forms.FORM_NAMES: "comparative").
+    `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
@@ -116,6 +119,10 @@ class RowIndex:
                     columns = tokenize(" ".join(table_cells(header)[1:]))
                     self.keys.setdefault(key, []).append(
                         (i, frozenset(w for w in columns if len(w) >= 3)))
+            for word, form in arrows(c.text):
+                if HEADWORD.fullmatch(key := word.lower()) and \
+                        (kind := form_kind(word, form, c.doc_id)) is not None:
+                    self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
 
     def lookup(self, query: str, idf) -> list[Chunk]:
         """Chunks with a row keyed by a query word whose table's columns the query names,

@@ -18,6 +18,7 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.eval.metrics import exact_match, mean_of
+from minirag.forms import arrows, form_kind
 from minirag.prompt import build_prompt, units
 from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever
@@ -91,6 +92,42 @@ def evaluate_reader(reader: Reader, retrievers: dict[str, Retriever], chunks: li
             out += rows(context, [(q, score(reader, q["question"], ctx(q), None, idf))
                                   for q in unanswerable], False, name)
     out += faithfulness_rows(reader, retrievers, chunks, k)
+    out += form_rows(reader, retrievers, chunks, k)
+    return out
+
+
+# The plainest question for each form an arrow gives (forms.form_kind)
+FORM_QUESTIONS = {"ing": "-ing form of {k}", "ed": "past of {k}", "s": "third person of {k}",
+                  "plural": "plural of {k}", "er": "comparative of {k}",
+                  "est": "superlative of {k}", "ly": "adverb of {k}"}
+
+
+def form_questions(chunks: list[Chunk]) -> dict[str, tuple[Chunk, str]]:
+    """Every arrow of the KB that gives a form it can name ("stop → stopping", "big →
+    bigger"; forms.py), asked the plainest way: question -> (the arrow's chunk, the form).
+    A question asked by two chunks keeps the first.
+    Example: a chunk "add -er: big → bigger" -> {"comparative of big": (chunk, "bigger")}"""
+    asked: dict[str, tuple[Chunk, str]] = {}
+    for c in chunks:
+        for word, form in arrows(" ".join(units(c.text))):
+            if (kind := form_kind(word, form, c.doc_id)) is not None:
+                asked.setdefault(FORM_QUESTIONS[kind].format(k=word.lower()), (c, form))
+    return asked
+
+
+def form_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: list[Chunk],
+              k: int = 3) -> list[dict]:
+    """`regular forms`: every question of `form_questions`, with the arrow's chunk (group
+    "oracle") and end to end with each retriever ("retrieved"). The regular forms are the
+    other half of the verb tables: a learner asks for "played" as often as for "went"."""
+    idf = next(iter(retrievers.values())).bm25.idf_of
+    asked = form_questions(chunks)
+    out = _faith_row("regular forms", "oracle", [score(reader, q, [c], form, idf)
+                                                 for q, (c, form) in asked.items()])
+    for name, r in retrievers.items():
+        out += _faith_row("regular forms", "retrieved", [
+            score(reader, q, r.retrieve(q, k, hybrid=True), form, idf)
+            for q, (_, form) in asked.items()], name)
     return out
 
 

@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from minirag.forms import form_kind
 from minirag.training.facts import Fact, first_alternative, split_cells
 from minirag.training.phrasings import (
     ASIDE_LEADS,
@@ -126,30 +127,12 @@ def _verb_question(f: Fact, rng: np.random.Generator, pick) -> str:
 
 
 def _arrow_question(f: Fact, rng: np.random.Generator, pick) -> str:
-    kind = arrow_kind(f)
+    kind = form_kind(f.key, f.answer, f.chunk.doc_id)
     if kind is None:
         return pick(GENERIC).format(k=f.key)
     if rng.random() < 0.5:
         return pick(FILL_INS[kind]).format(k=f.key, **_cues(pick))
     return _named(f.key, NAMES[kind], pick)
-
-
-def arrow_kind(f: Fact) -> str | None:
-    """What an arrow does to its word, from the shape of the change: "stop → stopping" is
-    the -ing form, "baby → babies" a plural (in a file about nouns) or else a he/she form."""
-    k, a = f.key.lower(), f.answer.lower()
-    if " " in k or k == a:
-        return None
-    for suffix in ("ing", "ed", "est", "er", "ly"):
-        if a.endswith(suffix) and not k.endswith(suffix):
-            return suffix
-    if a.startswith("more "):
-        return "er"
-    if a.startswith("most "):
-        return "est"
-    if a.endswith("s") and not k.endswith("s"):
-        return "plural" if "plural" in f.chunk.doc_id or "noun" in f.chunk.doc_id else "s"
-    return None
 
 
 def _retold(sentence: str, rng: np.random.Generator) -> str:

@@ -1,0 +1,63 @@
+"""Word forms in the KB's arrows: which form an arrow gives, and what a learner calls it.
+
+What it is: the KB lists regular forms as arrows ("stop → stopping", "big → bigger → biggest").
+`arrows(text)` finds them, `form_kind` reads which form one gives from the shape of the change
+(the -ing form, a plural, a comparative...), and FORM_NAMES holds the words a question names
+that form by ("past", "comparative"): to an arrow what a table's header is to its rows. Used by
+the row lookup (retrieve.RowIndex: "comparative of big" finds "big → bigger"), the prompt's
+window choice (prompt.best_window) and the reader's questions (training/questions.py).
+What it leaves out: irregular forms (the KB puts them in tables, which have headers).
+"""
+
+from __future__ import annotations
+
+import re
+
+# "stop → stopping", "careful → more careful"; a lookahead, so that chains overlap
+WORD_ARROW = re.compile(r"(?=\b([A-Za-z]+) → ((?:more |most )?[A-Za-z]+))")
+
+# The names of a form a question may use (3+ letters, as tokenize gives them): a regular verb's
+# past simple and past participle are both its -ed form; "participle" alone is the past one
+FORM_NAMES = {
+    "ing": frozenset({"ing", "gerund", "continuous", "progressive"}),
+    "ed": frozenset({"past", "participle", "preterite"}),
+    "s": frozenset({"third", "person"}),
+    "plural": frozenset({"plural", "plurals"}),
+    "er": frozenset({"comparative", "comparatives"}),
+    "est": frozenset({"superlative", "superlatives"}),
+    "ly": frozenset({"adverb", "adverbs"}),
+}
+
+
+def arrows(text: str) -> list[tuple[str, str]]:
+    """The (word, form) pairs of the arrows in `text`, struck-through marks ignored; a chain
+    "big → bigger → biggest" gives (big, bigger) and (big, biggest).
+    Example: arrows("add -ing: work → working, stop → stopping") ->
+        [("work", "working"), ("stop", "stopping")]"""
+    pairs: list[tuple[str, str]] = []
+    for a, b in WORD_ARROW.findall(text.replace("~~", "")):
+        if pairs and pairs[-1][1] == a:
+            a = pairs[-1][0]  # a chain goes on from its first word
+        if a.lower() != b.lower():
+            pairs.append((a, b))
+    return pairs
+
+
+def form_kind(word: str, form: str, doc_id: str = "") -> str | None:
+    """Which form `form` is of `word`, from the shape of the change: "stop → stopping" is the
+    -ing form, "baby → babies" a plural (in a file about nouns, `doc_id`) or else a he/she
+    form; None for a change it cannot name (two-word keys, "go → went").
+    Example: form_kind("big", "bigger") -> "er"; form_kind("nice", "most nice") -> "est\""""
+    k, a = word.lower(), form.lower()
+    if " " in k or k == a:
+        return None
+    for suffix in ("ing", "ed", "est", "er", "ly"):
+        if a.endswith(suffix) and not k.endswith(suffix):
+            return suffix
+    if a.startswith("more "):
+        return "er"
+    if a.startswith("most "):
+        return "est"
+    if a.endswith("s") and not k.endswith("s"):
+        return "plural" if "plural" in doc_id or "noun" in doc_id else "s"
+    return None

@@ -1,0 +1,63 @@
+"""Word forms in arrows: the pairs found in a line (chains, struck marks, two-word forms), the
+form each gives, and the questions `minirag eval`'s `regular forms` row asks of them."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.eval.reading import form_questions
+from minirag.forms import FORM_NAMES, arrows, form_kind
+from tests.fakes import make_chunk
+
+
+def test_arrows_finds_each_pair_and_joins_a_chain():
+    assert arrows("add -ing: work → working, stop → stopping.") == [
+        ("work", "working"), ("stop", "stopping")]
+    assert arrows("big → bigger → biggest") == [("big", "bigger"), ("big", "biggest")]
+    assert arrows("careful → more careful, *quiet → quietly*") == [
+        ("careful", "more careful"), ("quiet", "quietly")]
+    assert arrows("~~goed~~ → went") == [("goed", "went")]  # a correction is an arrow too
+    assert arrows("→ see above; go -> went") == []
+
+
+def test_form_kind_reads_the_change():
+    assert form_kind("stop", "stopping") == "ing"
+    assert form_kind("try", "tried") == "ed"
+    assert form_kind("big", "bigger") == "er"
+    assert form_kind("careful", "more careful") == "er"
+    assert form_kind("careful", "most careful") == "est"
+    assert form_kind("watch", "watches") == "s"
+    assert form_kind("watch", "watches", "plural-nouns.md") == "plural"
+    assert form_kind("quick", "quickly") == "ly"
+    assert form_kind("goed", "went") is None  # no ending: a correction, not a form
+    assert form_kind("give up", "gave up") is None  # two words: no single change
+    assert form_kind("Go", "go") is None
+
+
+@given(st.from_regex(r"[a-z]{2,8}", fullmatch=True), st.sampled_from(["ing", "ed", "ly"]))
+def test_a_suffix_names_its_form_whatever_the_word(word, suffix):
+    if not word.endswith(suffix):
+        assert form_kind(word, word + suffix) == suffix
+        assert arrows(f"x: {word} → {word}{suffix}.") == [(word, word + suffix)]
+
+
+def test_every_kind_has_names_a_question_can_use():
+    kinds = {form_kind(*pair) for pair in (("a", "aing"), ("a", "aed"), ("a", "as"),
+                                           ("a", "as", "nouns.md"), ("a", "aer"),
+                                           ("a", "aest"), ("a", "aly"))}
+    assert kinds == set(FORM_NAMES)
+    assert all(len(w) >= 3 for names in FORM_NAMES.values() for w in names)
+
+
+def test_form_questions_ask_each_arrow_once_the_plainest_way():
+    first = make_chunk("Add -er: big → bigger → biggest, *nice → nicer*.", "adjectives.md")
+    again = make_chunk("Double it: big → bigger.", "spelling.md")
+    nouns = make_chunk("- box → boxes\n- ~~childs~~ → children", "plural-nouns.md")
+    asked = form_questions([first, again, nouns])
+    assert {q: (c.doc_id, form) for q, (c, form) in asked.items()} == {
+        "comparative of big": ("adjectives.md", "bigger"),
+        "superlative of big": ("adjectives.md", "biggest"),
+        "comparative of nice": ("adjectives.md", "nicer"),
+        "plural of box": ("plural-nouns.md", "boxes"),
+    }
