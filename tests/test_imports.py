@@ -14,7 +14,7 @@ PACKAGES = ("minitokenizer", "minimodel", "minirag")
 # floor or a lower one. A key ending in "." is a subpackage.
 FLOORS = [
     ["files."],
-    ["chunk"],
+    ["chunk", "forms"],
     ["embed", "encoders."],
     ["topk"],
     ["store", "bm25"],
