@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.eval.reading import form_questions
-from minirag.forms import FORM_NAMES, arrows, form_kind
+from minirag.forms import FORM_NAMES, arrows, form_kind, regular_forms
 from tests.fakes import make_chunk
 
 
@@ -15,6 +15,8 @@ def test_arrows_finds_each_pair_and_joins_a_chain():
     assert arrows("add -ing: work → working, stop → stopping.") == [
         ("work", "working"), ("stop", "stopping")]
     assert arrows("big → bigger → biggest") == [("big", "bigger"), ("big", "biggest")]
+    assert arrows("tall → taller → the tallest; nice → most nice") == [
+        ("tall", "taller"), ("tall", "tallest"), ("nice", "most nice")]
     assert arrows("careful → more careful, *quiet → quietly*") == [
         ("careful", "more careful"), ("quiet", "quietly")]
     assert arrows("~~goed~~ → went") == [("goed", "went")]  # a correction is an arrow too
@@ -33,6 +35,15 @@ def test_form_kind_reads_the_change():
     assert form_kind("goed", "went") is None  # no ending: a correction, not a form
     assert form_kind("give up", "gave up") is None  # two words: no single change
     assert form_kind("Go", "go") is None
+
+
+def test_regular_forms_keep_the_forms_of_their_own_word():
+    text = ("lie → lying, wife → wives; well → better → best; at the airport → arrived; "
+            "pity → pitiless; give up → has given up; tall → taller → the tallest")
+    assert regular_forms(text, "nouns.md") == [
+        ("lie", "lying", "ing"), ("wife", "wives", "plural"), ("tall", "taller", "er"),
+        ("tall", "tallest", "est")]
+    assert form_kind("airport", "arrived") == "ed"  # the shape alone says a past
 
 
 @given(st.from_regex(r"[a-z]{2,8}", fullmatch=True), st.sampled_from(["ing", "ed", "ly"]))

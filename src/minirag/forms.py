@@ -2,19 +2,22 @@
 
 What it is: the KB lists regular forms as arrows ("stop → stopping", "big → bigger → biggest").
 `arrows(text)` finds them, `form_kind` reads which form one gives from the shape of the change
-(the -ing form, a plural, a comparative...), and FORM_NAMES holds the words a question names
-that form by ("past", "comparative"): to an arrow what a table's header is to its rows. Used by
-the row lookup (retrieve.RowIndex: "comparative of big" finds "big → bigger"), the prompt's
-window choice (prompt.best_window) and the reader's questions (training/questions.py).
+(the -ing form, a plural, a comparative...; the reader's questions use it, training/
+questions.py), `regular_forms` keeps the arrows that give a form of their own word, and
+FORM_NAMES holds the words a question names that form by ("past", "comparative"): to an arrow
+what a table's header is to its rows. Used by the row lookup (retrieve.RowIndex: "comparative
+of big" finds "big → bigger") and `minirag eval`'s `regular forms` rows.
 What it leaves out: irregular forms (the KB puts them in tables, which have headers).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
-# "stop → stopping", "careful → more careful"; a lookahead, so that chains overlap
-WORD_ARROW = re.compile(r"(?=\b([A-Za-z]+) → ((?:more |most )?[A-Za-z]+))")
+# "stop → stopping", "careful → more careful", "tall → the tallest" (the article is not part of
+# the form); a lookahead, so that the arrows of a chain overlap
+WORD_ARROW = re.compile(r"(?=\b([A-Za-z]+) → (?:the )?((?:more |most )?[A-Za-z]+))")
 
 # The names of a form a question may use (3+ letters, as tokenize gives them): a regular verb's
 # past simple and past participle are both its -ed form; "participle" alone is the past one
@@ -38,7 +41,7 @@ def arrows(text: str) -> list[tuple[str, str]]:
     for a, b in WORD_ARROW.findall(text.replace("~~", "")):
         if pairs and pairs[-1][1] == a:
             a = pairs[-1][0]  # a chain goes on from its first word
-        if a.lower() != b.lower():
+        if a.lower() != b.lower() and (a, b) not in pairs:
             pairs.append((a, b))
     return pairs
 
@@ -46,7 +49,8 @@ def arrows(text: str) -> list[tuple[str, str]]:
 def form_kind(word: str, form: str, doc_id: str = "") -> str | None:
     """Which form `form` is of `word`, from the shape of the change: "stop → stopping" is the
     -ing form, "baby → babies" a plural (in a file about nouns, `doc_id`) or else a he/she
-    form; None for a change it cannot name (two-word keys, "go → went").
+    form; None for a change it cannot name (two-word keys, "go → went"). The shape alone:
+    `regular_forms` also asks that the form be one of the word's.
     Example: form_kind("big", "bigger") -> "er"; form_kind("nice", "most nice") -> "est\""""
     k, a = word.lower(), form.lower()
     if " " in k or k == a:
@@ -61,3 +65,20 @@ def form_kind(word: str, form: str, doc_id: str = "") -> str | None:
     if a.endswith("s") and not k.endswith("s"):
         return "plural" if "plural" in doc_id or "noun" in doc_id else "s"
     return None
+
+
+def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
+    """The (word, form, kind) of each arrow in `text` that gives a form of its word: a kind
+    `form_kind` names, a form that starts like the word (all but its last two letters: "lie →
+    lying", "happy → happier") and no -ss ending for an -s form ("pity → pitiless" is no
+    plural). An arrow between two sentences ("... at the airport → arrived at ...") is none.
+    Example: regular_forms("big → bigger; airport → arrived") -> [("big", "bigger", "er")]"""
+    out = []
+    for word, form in arrows(text):
+        kind = form_kind(word, form, doc_id)
+        stem = form.lower().removeprefix("more ").removeprefix("most ")
+        if kind is None or len(os.path.commonprefix([word.lower(), stem])) < max(1, len(word) - 2) \
+                or (kind in ("s", "plural") and stem.endswith("ss")):
+            continue
+        out.append((word, form, kind))
+    return out

@@ -18,7 +18,7 @@ import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, arrows, form_kind
+from minirag.forms import FORM_NAMES, regular_forms
 from minirag.store import FlatVectorStore
 from minirag.topk import check_k
 
@@ -119,9 +119,8 @@ class RowIndex:
                     columns = tokenize(" ".join(table_cells(header)[1:]))
                     self.keys.setdefault(key, []).append(
                         (i, frozenset(w for w in columns if len(w) >= 3)))
-            for word, form in arrows(c.text):
-                if HEADWORD.fullmatch(key := word.lower()) and \
-                        (kind := form_kind(word, form, c.doc_id)) is not None:
+            for word, _, kind in regular_forms(c.text, c.doc_id):
+                if HEADWORD.fullmatch(key := word.lower()):
                     self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
 
     def lookup(self, query: str, idf) -> list[Chunk]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from minirag.chunk import Chunk
 from minirag.eval.metrics import exact_match, mean_of
-from minirag.forms import arrows, form_kind
+from minirag.forms import regular_forms
 from minirag.prompt import build_prompt, units
 from minirag.reader import Reader, windows
 from minirag.retrieve import Retriever
@@ -96,22 +96,21 @@ def evaluate_reader(reader: Reader, retrievers: dict[str, Retriever], chunks: li
     return out
 
 
-# The plainest question for each form an arrow gives (forms.form_kind)
+# The plainest question for each form an arrow gives (forms.regular_forms)
 FORM_QUESTIONS = {"ing": "-ing form of {k}", "ed": "past of {k}", "s": "third person of {k}",
                   "plural": "plural of {k}", "er": "comparative of {k}",
                   "est": "superlative of {k}", "ly": "adverb of {k}"}
 
 
 def form_questions(chunks: list[Chunk]) -> dict[str, tuple[Chunk, str]]:
-    """Every arrow of the KB that gives a form it can name ("stop → stopping", "big →
-    bigger"; forms.py), asked the plainest way: question -> (the arrow's chunk, the form).
-    A question asked by two chunks keeps the first.
+    """Every arrow of the KB that gives a regular form of its word ("stop → stopping", "big →
+    bigger"; forms.regular_forms), asked the plainest way: question -> (the arrow's chunk,
+    the form). A question asked by two chunks keeps the first.
     Example: a chunk "add -er: big → bigger" -> {"comparative of big": (chunk, "bigger")}"""
     asked: dict[str, tuple[Chunk, str]] = {}
     for c in chunks:
-        for word, form in arrows(" ".join(units(c.text))):
-            if (kind := form_kind(word, form, c.doc_id)) is not None:
-                asked.setdefault(FORM_QUESTIONS[kind].format(k=word.lower()), (c, form))
+        for word, form, kind in regular_forms(" ".join(units(c.text)), c.doc_id):
+            asked.setdefault(FORM_QUESTIONS[kind].format(k=word.lower()), (c, form))
     return asked
 
 
