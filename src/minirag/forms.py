@@ -16,7 +16,9 @@ import os
 import re
 
 # "stop → stopping", "careful → more careful", "tall → the tallest" (the article is not part of
-# the form); a lookahead, so that the arrows of a chain overlap
+# the form); a lookahead, so that the arrows of a chain overlap. One word before the arrow: the
+# reader's facts read arrows with their own pattern (training/facts.py), whose two-word sides
+# ("give up → gave up") make facts but no row a one-word question can look up
 WORD_ARROW = re.compile(r"(?=\b([A-Za-z]+) → (?:the )?((?:more |most )?[A-Za-z]+))")
 
 # The names of a form a question may use (3+ letters, as tokenize gives them): a regular verb's
