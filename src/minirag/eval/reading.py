@@ -119,15 +119,8 @@ def form_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: list[Chu
     """`regular forms`: every question of `form_questions`, with the arrow's chunk (group
     "oracle") and end to end with each retriever ("retrieved"). The regular forms are the
     other half of the verb tables: a learner asks for "played" as often as for "went"."""
-    idf = next(iter(retrievers.values())).bm25.idf_of
-    asked = form_questions(chunks)
-    out = _faith_row("regular forms", "oracle", [score(reader, q, [c], form, idf)
-                                                 for q, (c, form) in asked.items()])
-    for name, r in retrievers.items():
-        out += _faith_row("regular forms", "retrieved", [
-            score(reader, q, r.retrieve(q, k, hybrid=True), form, idf)
-            for q, (_, form) in asked.items()], name)
-    return out
+    asked = [(q, c, form) for q, (c, form) in form_questions(chunks).items()]
+    return probe_rows("regular forms", asked, reader, retrievers, k)
 
 
 def examples_exact_match(reader: Reader, examples: list[Example]) -> float:
@@ -170,13 +163,21 @@ def faithfulness_rows(reader: Reader, retrievers: dict[str, Retriever], chunks: 
     held = [(f, _phrase(f, rng)) for f in verbs if f.key in HELD_OUT_VERBS]
     trained = [(f, _phrase(f, rng)) for f in verbs if f.key not in HELD_OUT_VERBS]
     for context, asked in (("held-out", held), ("trained verbs", trained)):
-        rows_out += _faith_row(context, "oracle", [score(reader, q, [f.chunk], _first(f), idf)
-                                                   for f, q in asked])
-        for name, r in retrievers.items():
-            rows_out += _faith_row(context, "retrieved", [
-                score(reader, q, r.retrieve(q, k, hybrid=True), _first(f), idf)
-                for f, q in asked], name)
+        rows_out += probe_rows(context, [(q, f.chunk, _first(f)) for f, q in asked], reader,
+                               retrievers, k)
     return rows_out
+
+
+def probe_rows(context: str, asked: list[tuple[str, Chunk, str]], reader: Reader,
+               retrievers: dict[str, Retriever], k: int = 3) -> list[dict]:
+    """A probe's rows: its (question, chunk, answer) triples read with the chunk that states
+    the answer (group "oracle") and end to end with each retriever (group "retrieved")."""
+    idf = next(iter(retrievers.values())).bm25.idf_of
+    out = _faith_row(context, "oracle", [score(reader, q, [c], a, idf) for q, c, a in asked])
+    for name, r in retrievers.items():
+        out += _faith_row(context, "retrieved", [
+            score(reader, q, r.retrieve(q, k, hybrid=True), a, idf) for q, _, a in asked], name)
+    return out
 
 
 def _first(f: Fact) -> str:
