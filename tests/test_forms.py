@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.eval.reading import form_questions
-from minirag.forms import FORM_NAMES, arrows, form_kind, regular_forms
+from minirag.forms import (
+    FORM_NAMES,
+    arrows,
+    asked_kinds,
+    form_kind,
+    other_forms,
+    regular_forms,
+)
 from tests.fakes import make_chunk
 
 
@@ -72,3 +79,18 @@ def test_form_questions_ask_each_arrow_once_the_plainest_way():
         "comparative of nice": ("adjectives.md", "nicer"),
         "plural of box": ("plural-nouns.md", "boxes"),
     }
+
+
+def test_a_question_names_the_kinds_of_form_it_asks_for():
+    assert asked_kinds("past of lie") == {"ed"}
+    assert asked_kinds("past continuous of swim") == {"ed", "ing"}
+    assert asked_kinds("plural of baby") == {"plural", "s"}  # one shape: both kinds
+    assert asked_kinds("third person of go") == {"plural", "s"}
+    assert asked_kinds("how do I say it") == set()
+
+
+def test_other_forms_are_the_arrows_of_kinds_not_asked_for():
+    text = "lie → lying, die → dying; stop → stopped. big → bigger → biggest"
+    assert other_forms(text, "past of lie") == {"lying", "dying", "bigger", "biggest"}
+    assert other_forms(text, "comparative of big") == {"lying", "dying", "stopped", "biggest"}
+    assert other_forms(text, "what does lie mean") == set()  # names no form: nothing ruled out

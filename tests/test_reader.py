@@ -249,6 +249,16 @@ def test_whatever_the_weights_a_struck_out_form_is_never_the_answer(tok, seed):
 
 
 @given(st.integers(0, 10_000))
+def test_whatever_the_weights_a_form_of_another_kind_is_never_the_answer(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    text = "Change -ie to y: lie → lying, die → dying. Regular: play → played."
+    r = reader.read(build_prompt("past of lie", [chunk(text)], tokenizer=tok))
+    assert r.abstained or not {"lying", "dying"} & set(re.findall(r"[a-z]+", r.answer))
+    r = reader.read(build_prompt("-ing form of lie", [chunk(text)], tokenizer=tok))
+    assert r.abstained or "played" not in r.answer
+
+
+@given(st.integers(0, 10_000))
 def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
     reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
     text = "A computer mouse can be mice or mouses"

@@ -6,7 +6,8 @@ What it is: the KB lists regular forms as arrows ("stop → stopping", "big → 
 questions.py), `regular_forms` keeps the arrows that give a form of their own word, and
 FORM_NAMES holds the words a question names that form by ("past", "comparative"): to an arrow
 what a table's header is to its rows. Used by the row lookup (retrieve.RowIndex: "comparative
-of big" finds "big → bigger") and `minirag eval`'s `regular forms` rows.
+of big" finds "big → bigger"), by the reader (`other_forms`: to "past of lie", the "lying" of
+"lie → lying" is no answer) and by `minirag eval`'s `regular forms` rows.
 What it leaves out: irregular forms (the KB puts them in tables, which have headers).
 """
 
@@ -84,3 +85,22 @@ def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
             continue
         out.append((word, form, kind))
     return out
+
+
+def asked_kinds(question: str) -> set[str]:
+    """The kinds of form a question names (by FORM_NAMES). A he/she -s and a plural have one
+    shape, which `form_kind` tells apart only by the file, so naming one names both.
+    Example: asked_kinds("past of lie") -> {"ed"}; asked_kinds("how do I say it") -> set()"""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    kinds = {k for k, names in FORM_NAMES.items() if names & words}
+    return kinds | ({"s", "plural"} if kinds & {"s", "plural"} else set())
+
+
+def other_forms(text: str, question: str) -> set[str]:
+    """The forms (lowercase) that the arrows of `text` give of a kind the question does not
+    name, when it names one: to "past of lie", "lie → lying" gives an -ing form, no answer.
+    Example: other_forms("lie → lying; stop → stopped", "past of lie") -> {"lying"}"""
+    kinds = asked_kinds(question)
+    if not kinds:
+        return set()
+    return {form.lower() for _, form, kind in regular_forms(text) if kind not in kinds}

@@ -4,7 +4,8 @@ What it is: first the reader's inputs, functions of a compact prompt's ids that 
 (training/reader_data.py) and reading share: `windows` (the spans an answer may come from),
 `columns` (TAPAS-style table-cell ids) and `in_question` (DrQA's exact-match flag), joined in
 `token_types`, the one id per token the trunk embeds. Then `Reader`: a Prompt in, the best span
-of one chunk's window with its [#n] marker (never struck-out text) out, or "I don't know" when
+of one chunk's window with its [#n] marker out (never struck-out text, never an arrow's form of
+a kind the question does not ask for: forms.other_forms), or "I don't know" when
 no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill` reads the questions of
 its task (`ROUTES`), the base the rest. What it leaves out: free-form generation (a pointer
 cannot invent), the model (minimodel.SpanReader) and training (training/reader_train.py).
@@ -24,6 +25,7 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
+from minirag.forms import other_forms
 from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
@@ -216,6 +218,10 @@ class Reader:
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
+        # a question that names a form is not answered by an arrow's form of another kind
+        others = other_forms("\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs),
+                             question)
+        cells = [c for c in cells if not self._gives(ids, c, others)]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._widen(ids, s, e, next(w for w in cells if w[0] <= s < w[1]),
@@ -239,6 +245,12 @@ class Reader:
                 if struck or SEPARATORS & set(piece) or (choice and piece.strip().lower() == "or")]
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
+
+    def _gives(self, ids: list[int], cell: tuple[int, int], forms: set[str]) -> bool:
+        """Does the cell start with one of `forms`, as the cell after an arrow does ("lying)."
+        after "lie →")?"""
+        text = re.sub(r"^[^a-z]+", "", self.tokenizer.decode(ids[cell[0]:cell[1]]).lower())
+        return any(re.match(re.escape(f) + r"\b", text) for f in forms)
 
     def _widen(self, ids: list[int], s: int, e: int, cell: tuple[int, int],
                verb_group: bool = False) -> tuple[int, int]:
