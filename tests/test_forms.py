@@ -11,6 +11,8 @@ from minirag.forms import (
     FORM_NAMES,
     arrows,
     asked_kinds,
+    entries,
+    foreign_forms,
     form_kind,
     other_forms,
     regular_forms,
@@ -94,3 +96,19 @@ def test_other_forms_are_the_arrows_of_kinds_not_asked_for():
     assert other_forms(text, "past of lie") == {"lying", "dying", "bigger", "biggest"}
     assert other_forms(text, "comparative of big") == {"lying", "dying", "stopped", "biggest"}
     assert other_forms(text, "what does lie mean") == set()  # names no form: nothing ruled out
+
+
+def test_entries_are_table_rows_and_arrows():
+    text = "| good (adjective) | better | the best |\n| much / many | more |\nstop → stopped."
+    assert entries(text) == [({"good", "adjective"}, {"better", "the best"}),
+                             ({"much", "many"}, {"more"}), ({"stop"}, {"stopped"})]
+    assert entries("no table here, no arrow") == []
+
+
+def test_foreign_forms_belong_to_entries_of_words_not_asked_about():
+    text = "| drive | drove | driven |\n| ride | rode | ridden |\nbegin → beginning"
+    assert foreign_forms(text, {"past", "of", "strive"}) == {"drove", "driven", "rode", "ridden",
+                                                            "beginning"}
+    assert foreign_forms(text, {"ride"}) == {"drove", "driven", "beginning"}
+    # a form that the asked word's own entry also gives is never foreign
+    assert foreign_forms("| much | more |\n| many | more |", {"much"}) == set()

@@ -21,6 +21,7 @@ from minirag.reader import (
     AUXILIARIES,
     Reader,
     Skill,
+    banned_forms,
     columns,
     in_question,
     inside_word,
@@ -256,6 +257,28 @@ def test_whatever_the_weights_a_form_of_another_kind_is_never_the_answer(tok, se
     assert r.abstained or not {"lying", "dying"} & set(re.findall(r"[a-z]+", r.answer))
     r = reader.read(build_prompt("-ing form of lie", [chunk(text)], tokenizer=tok))
     assert r.abstained or "played" not in r.answer
+
+
+def test_banned_forms_on_hand_built_windows():
+    rows = "| drink | drank | drunk |\nlie → lying"
+    assert banned_forms(rows, "past of shrink") == {"drank", "drunk", "lying"}
+    assert banned_forms(rows, "past of lie") == {"drank", "drunk", "lying"}  # -ing, not past
+    assert banned_forms(rows, "past of drink") == {"lying"}
+    assert banned_forms(rows, "we ___ (drink) the tea to lie down") == {"lying"}  # the cue alone
+    assert banned_forms(rows, "is drinking bad for you") == set()  # no form named, no gap
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_a_form_is_not_answered_from_another_words_entry(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    rows = "| drink | drank | drunk |\n| sink | sank | sunk |"
+    for question in ("past participle of shrink", "we have ___ (shrink) the shirt"):
+        r = reader.read(build_prompt(question, [chunk(rows)], tokenizer=tok))
+        assert r.abstained or not {"drank", "drunk", "sank", "sunk"} & set(r.answer.split())
+    # the asked word's own row stays answerable
+    ids = build_prompt("past participle of sink", [chunk(rows)], tokenizer=tok).token_ids
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read_ids(ids)
+    assert r.abstained or not {"drank", "drunk"} & set(r.answer.split())
 
 
 @given(st.integers(0, 10_000))

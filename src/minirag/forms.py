@@ -104,3 +104,34 @@ def other_forms(text: str, question: str) -> set[str]:
     if not kinds:
         return set()
     return {form.lower() for _, form, kind in regular_forms(text) if kind not in kinds}
+
+
+
+def _alternatives(cell: str) -> set[str]:
+    """A table cell's words or phrases: "good / well" -> {"good", "well"}"""
+    return {a.strip(" *") for a in cell.split("/") if a.strip(" *")}
+
+
+def entries(text: str) -> list[tuple[set[str], set[str]]]:
+    """The (keys, forms) of each word's entry in `text`, lowercase: a table row's first cell and
+    its other cells ("| go | went | gone |"), an arrow's word and form (`regular_forms`).
+    A row's keys are the words of its first cell ("good (adjective)": good, adjective).
+    Example: entries("| good / well | better |\nstop → stopped") ->
+        [({"good", "well"}, {"better"}), ({"stop"}, {"stopped"})]"""
+    out = []
+    for line in text.lower().splitlines():
+        cells = line.strip().strip("|").split("|")
+        keys = set(re.findall(r"[a-z']+", cells[0]))  # "good (adjective)": good, adjective
+        if line.strip().startswith("|") and len(cells) > 1 and keys:
+            out.append((keys, set().union(*map(_alternatives, cells[1:]))))
+    return out + [({w.lower()}, {f.lower()}) for w, f, _ in regular_forms(text)]
+
+
+def foreign_forms(text: str, asked: set[str]) -> set[str]:
+    """The forms that entries of other words than the `asked` ones give in `text`, and no
+    asked word's entry does: to "-ing form of zigzag", the "beginning" of "begin → beginning".
+    Example: foreign_forms("| go | went | gone |\n| do | did | done |", {"do"}) ->
+        {"went", "gone"}"""
+    found = entries(text)
+    mine = {f for keys, forms in found if keys & asked for f in forms}
+    return {f for keys, forms in found if not keys & asked for f in forms} - mine

@@ -4,8 +4,8 @@ What it is: first the reader's inputs, functions of a compact prompt's ids that 
 (training/reader_data.py) and reading share: `windows` (the spans an answer may come from),
 `columns` (TAPAS-style table-cell ids) and `in_question` (DrQA's exact-match flag), joined in
 `token_types`, the one id per token the trunk embeds. Then `Reader`: a Prompt in, the best span
-of one chunk's window with its [#n] marker out (never struck-out text, never an arrow's form of
-a kind the question does not ask for: forms.other_forms), or "I don't know" when
+of one chunk's window with its [#n] marker out (never struck-out text, never a form the
+question does not ask for: `banned_forms`), or "I don't know" when
 no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill` reads the questions of
 its task (`ROUTES`), the base the rest. What it leaves out: free-form generation (a pointer
 cannot invent), the model (minimodel.SpanReader) and training (training/reader_train.py).
@@ -25,8 +25,9 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
-from minirag.forms import other_forms
+from minirag.forms import asked_kinds, entries, foreign_forms, other_forms
 from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
+from minirag.retrieve import cue_words
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
@@ -158,6 +159,22 @@ AUXILIARIES = frozenset("""am is are was were be been being have has had do does
 NULL_MARGIN = 5.0
 
 
+def banned_forms(shown: str, question: str) -> set[str]:
+    """The entry forms in `shown` (a prompt's windows) that cannot answer `question`: to a
+    question that names a form, an arrow's form of another kind (forms.other_forms: not
+    "lying" for "past of lie"); to one that names a form or has a gap to fill, a form from
+    the entry of a word it does not ask about (forms.foreign_forms: not "drunk" from "| drink
+    | drank | drunk |" for "past participle of shrink", a verb the KB does not list). The
+    words asked about are a gap's cue ("we ___ (shrink) it"), or else all of the question's.
+    Example: banned_forms("| drink | drank | drunk |", "past of shrink") -> {"drank", "drunk"}
+    """
+    cue = set(cue_words(question)) if has_gap(question) else set()
+    if not cue and not asked_kinds(question):
+        return set()
+    return other_forms(shown, question) | \
+        foreign_forms(shown, cue or set(WORD.findall(question.lower())))
+
+
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
 ROUTES: dict[str, Callable[[str], bool]] = {"choice": offers_choice}
 
@@ -218,10 +235,11 @@ class Reader:
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
-        # a question that names a form is not answered by an arrow's form of another kind
-        others = other_forms("\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs),
-                             question)
-        cells = [c for c in cells if not self._gives(ids, c, others)]
+        shown = "\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs)
+        banned = banned_forms(shown, question)
+        if banned:  # a cell is banned by the longest entry form it starts with
+            forms = banned.union(*(fs for _, fs in entries(shown)))
+            cells = [c for c in cells if self._form_at(ids, c, forms) not in banned]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._widen(ids, s, e, next(w for w in cells if w[0] <= s < w[1]),
@@ -246,11 +264,12 @@ class Reader:
         bounds = [lo - 1, *cuts, hi]
         return [(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
 
-    def _gives(self, ids: list[int], cell: tuple[int, int], forms: set[str]) -> bool:
-        """Does the cell start with one of `forms`, as the cell after an arrow does ("lying)."
-        after "lie →")?"""
+    def _form_at(self, ids: list[int], cell: tuple[int, int], forms: set[str]) -> str | None:
+        """The longest of `forms` the cell starts with, as the cell after an arrow does ("lying)."
+        after "lie →"), or None: "more quickly" starts with "more quickly", not with "more"."""
         text = re.sub(r"^[^a-z]+", "", self.tokenizer.decode(ids[cell[0]:cell[1]]).lower())
-        return any(re.match(re.escape(f) + r"\b", text) for f in forms)
+        return max((f for f in forms if re.match(re.escape(f) + r"\b", text)), key=len,
+                   default=None)
 
     def _widen(self, ids: list[int], s: int, e: int, cell: tuple[int, int],
                verb_group: bool = False) -> tuple[int, int]:
