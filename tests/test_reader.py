@@ -261,10 +261,12 @@ def test_whatever_the_weights_a_form_of_another_kind_is_never_the_answer(tok, se
 
 def test_banned_forms_on_hand_built_windows():
     rows = "| drink | drank | drunk |\nlie → lying"
-    assert banned_forms(rows, "past of shrink") == {"drank", "drunk", "lying"}
-    assert banned_forms(rows, "past of lie") == {"drank", "drunk", "lying"}  # -ing, not past
-    assert banned_forms(rows, "past of drink") == {"lying"}
-    assert banned_forms(rows, "we ___ (drink) the tea to lie down") == {"lying"}  # the cue alone
+    assert banned_forms(rows, "past of shrink") == {"drink", "drank", "drunk", "lie", "lying"}
+    assert banned_forms(rows, "past of lie") == {"drink", "drank", "drunk", "lying"}  # -ing
+    assert banned_forms(rows, "past of drink") == {"lie", "lying"}
+    # a gap asks about its cue alone: the scenery's words are no answer ("stick" of "| stick |
+    # stuck | stuck |" for "yesterday i ___ (format) the usb stick")
+    assert banned_forms(rows, "we ___ (drink) the tea to lie down") == {"lie", "lying"}
     assert banned_forms(rows, "is drinking bad for you") == set()  # no form named, no gap
 
 
@@ -274,7 +276,8 @@ def test_whatever_the_weights_a_form_is_not_answered_from_another_words_entry(to
     rows = "| drink | drank | drunk |\n| sink | sank | sunk |"
     for question in ("past participle of shrink", "we have ___ (shrink) the shirt"):
         r = reader.read(build_prompt(question, [chunk(rows)], tokenizer=tok))
-        assert r.abstained or not {"drank", "drunk", "sank", "sunk"} & set(r.answer.split())
+        others = {"drink", "drank", "drunk", "sink", "sank", "sunk"}
+        assert r.abstained or not others & set(r.answer.split())
     # the asked word's own row stays answerable
     ids = build_prompt("past participle of sink", [chunk(rows)], tokenizer=tok).token_ids
     r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read_ids(ids)

@@ -128,10 +128,11 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
 
 
 def foreign_forms(text: str, asked: set[str]) -> set[str]:
-    """The forms that entries of other words than the `asked` ones give in `text`, and no
-    asked word's entry does: to "-ing form of zigzag", the "beginning" of "begin → beginning".
+    """The words and forms of the entries of other words than the `asked` ones in `text`, that
+    no asked word and no asked word's entry has: to "-ing form of zigzag", "begin" and
+    "beginning" of "begin → beginning".
     Example: foreign_forms("| go | went | gone |\n| do | did | done |", {"do"}) ->
-        {"went", "gone"}"""
+        {"go", "went", "gone"}"""
     found = entries(text)
-    mine = {f for keys, forms in found if keys & asked for f in forms}
-    return {f for keys, forms in found if not keys & asked for f in forms} - mine
+    mine = {f for keys, forms in found if keys & asked for f in forms | keys}
+    return {f for keys, forms in found if not keys & asked for f in forms | keys} - mine - asked
