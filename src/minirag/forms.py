@@ -106,7 +106,6 @@ def other_forms(text: str, question: str) -> set[str]:
     return {form.lower() for _, form, kind in regular_forms(text) if kind not in kinds}
 
 
-
 def _alternatives(cell: str) -> set[str]:
     """A table cell's words or phrases: "good / well" -> {"good", "well"}"""
     return {a.strip(" *") for a in cell.split("/") if a.strip(" *")}
