@@ -90,7 +90,7 @@ def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
 def asked_kinds(question: str) -> set[str]:
     """The kinds of form a question names (by FORM_NAMES). A he/she -s and a plural have one
     shape, which `form_kind` tells apart only by the file, so naming one names both.
-    Example: asked_kinds("past of lie") -> {"ed"}; asked_kinds("how do I say it") -> set()"""
+    Example: asked_kinds("past of lie") -> {"ed"}; asked_kinds("what does lie mean") -> set()"""
     words = set(re.findall(r"[a-z]+", question.lower()))
     kinds = {k for k, names in FORM_NAMES.items() if names & words}
     return kinds | ({"s", "plural"} if kinds & {"s", "plural"} else set())
