@@ -12,7 +12,7 @@ from minirag.files.kb import KBError
 from minirag.index.cache import IndexConfig, load_or_build_index
 
 FILES = {
-    "verbs.md": "# Verbs\n## Irregular\nThe past of go is went. The past of see is saw.\n",
+    "verbs.md": "# Verbs\n## Irregular\nGo has went as its past. See has saw.\n",
     "nouns.md": "# Nouns\n## Plurals\nThe plural of child is children; of mouse, mice.\n",
 }
 

@@ -21,7 +21,7 @@ from minitokenizer import BPETokenizer
 
 TEXTS = [
     "The past simple of go is went; the past participle is gone.",
-    "Use since with a point in time and for with a period of time.",
+    "Use since with a point in time and for with a span of time.",
     "Much goes with uncountable nouns, many with countable nouns.",
     "Swim, swam, swum: three different forms of an irregular verb.",
 ]

@@ -26,7 +26,7 @@ from minirag.store import FlatVectorStore
 
 TEXTS = [
     "The past simple of go is went; the past participle is gone.",
-    "Use since with a point in time and for with a period of time.",
+    "Use since with a point in time and for with a span of time.",
     "Much goes with uncountable nouns, many with countable nouns.",
     "Adjective order: opinion, size, age, shape, colour, origin, material, purpose.",
     "A question tag repeats the auxiliary: You are coming, aren't you?",
