@@ -269,6 +269,16 @@ def test_banned_forms_on_hand_built_windows():
     assert banned_forms(rows, "is drinking bad for you") == set()  # no form named, no gap
 
 
+def test_a_reading_says_which_forms_it_ruled_out(tok):
+    reader = Reader(tiny_span_reader(len(tok), 0), tok)
+    text = "Change -ie to y: lie → lying, die → dying. Regular: play → played."
+    r = reader.read(build_prompt("past of lie", [chunk(text)], tokenizer=tok))
+    # the -ing forms and the other words' entries in the window ("play" is not shown: no query
+    # word in its line)
+    assert r.ruled_out == ("die", "dying", "lying")
+    assert reader.read(build_prompt("why lie", [chunk(text)], tokenizer=tok)).ruled_out == ()
+
+
 @given(st.integers(0, 10_000))
 def test_whatever_the_weights_a_form_is_not_answered_from_another_words_entry(tok, seed):
     reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can

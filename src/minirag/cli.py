@@ -99,7 +99,8 @@ def answer_json(question: str, a) -> dict:
             "chunks": [{"rank": i + 1, "chunk_id": c.id, "doc_id": c.doc_id,
                         "section": c.metadata["section"], "text": c.text}
                        for i, c in enumerate(a.chunks)],
-            "adapter_read": a.reading.by_skill, "timings_ms": a.timings}
+            "adapter_read": a.reading.by_skill, "ruled_out": list(a.reading.ruled_out),
+            "timings_ms": a.timings}
 
 
 def cmd_ask(args) -> dict:
@@ -172,6 +173,9 @@ def print_ask(r):
     print(f"Q: {r['question']}\nA: {r['answer']}{routed}")
     for c in r["citations"]:
         print(f"   {c['marker']} {c['doc_id']} § {c['section']}")
+    if r["ruled_out"]:
+        print("   ruled out (in the prompt, but not the form or the word asked about): "
+              + ", ".join(r["ruled_out"]))
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))

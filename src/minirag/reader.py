@@ -196,6 +196,7 @@ class Reading:
     span_score: float  # best start + end score of a span
     null_score: float  # start + end score of the null position (<|a|>)
     by_skill: bool = False  # read by a Skill's model (a routed adapter), not the base
+    ruled_out: tuple[str, ...] = ()  # entry forms in the prompt that `banned_forms` kept out
 
 
 class Reader:
@@ -237,10 +238,12 @@ class Reader:
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
         shown = "\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs)
-        banned = banned_forms(shown, question)
+        banned, ruled_out = banned_forms(shown, question), ()
         if banned:  # a cell is banned by the longest entry form it starts with
             forms = banned.union(*(fs for _, fs in entries(shown)))
-            cells = [c for c in cells if self._form_at(ids, c, forms) not in banned]
+            at = [self._form_at(ids, c, forms) for c in cells]
+            ruled_out = tuple(sorted({f for f in at if f in banned}))
+            cells = [c for c, f in zip(cells, at) if f not in banned]
         s, e, span, null = model.best_span(start, end, cells, len(ids) - 1, self.max_len)
         if s >= 0:
             s, e = self._widen(ids, s, e, next(w for w in cells if w[0] <= s < w[1]),
@@ -248,9 +251,10 @@ class Reader:
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         by_skill = model is not self.model
         if s < 0 or null + self.null_margin >= span or not answer:
-            return Reading(IDK_TEXT, None, None, True, span, null, by_skill)
+            return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
-        return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill)
+        return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                       ruled_out)
 
     def _cells(self, ids: list[int], lo: int, hi: int, choice: bool = False
                ) -> list[tuple[int, int]]:
