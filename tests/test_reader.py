@@ -261,7 +261,7 @@ def test_whatever_the_weights_a_form_of_another_kind_is_never_the_answer(tok, se
 
 def test_banned_forms_on_hand_built_windows():
     rows = "| drink | drank | drunk |\nlie → lying"
-    assert banned_forms(rows, "past of shrink") == {"drink", "drank", "drunk", "lie", "lying"}
+    assert banned_forms(rows, "past of behold") == {"drink", "drank", "drunk", "lie", "lying"}
     assert banned_forms(rows, "past of lie") == {"drink", "drank", "drunk", "lying"}  # -ing
     assert banned_forms(rows, "past of drink") == {"lie", "lying"}
     # a gap asks about its cue alone: a word of the scenery that keys a row is no answer
@@ -283,7 +283,7 @@ def test_a_reading_says_which_forms_it_ruled_out(tok):
 def test_whatever_the_weights_a_form_is_not_answered_from_another_words_entry(tok, seed):
     reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
     rows = "| drink | drank | drunk |\n| sink | sank | sunk |"
-    for question in ("past participle of shrink", "we have ___ (shrink) the shirt"):
+    for question in ("past participle of behold", "we have ___ (behold) the view"):
         r = reader.read(build_prompt(question, [chunk(rows)], tokenizer=tok))
         others = {"drink", "drank", "drunk", "sink", "sank", "sunk"}
         assert r.abstained or not others & set(r.answer.split())

@@ -164,9 +164,9 @@ def banned_forms(shown: str, question: str) -> set[str]:
     question that names a form, an arrow's form of another kind (forms.other_forms: not
     "lying" for "past of lie"); to one that names a form or has a gap to fill, the entry of a
     word it does not ask about, its word and forms (forms.foreign_forms: not "drunk" from "|
-    drink | drank | drunk |" for "past participle of shrink", a verb the KB does not list).
-    The words asked about are a gap's cue ("we ___ (shrink) it"), or else all of the question's.
-    Example: banned_forms("| drink | drank | drunk |", "past of shrink") ->
+    drink | drank | drunk |" for "past participle of behold", a verb the KB does not list).
+    The words asked about are a gap's cue ("we ___ (behold) it"), or else all of the question's.
+    Example: banned_forms("| drink | drank | drunk |", "past of behold") ->
         {"drink", "drank", "drunk"}
     """
     cue = set(cue_words(question)) if has_gap(question) else set()
