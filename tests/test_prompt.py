@@ -16,6 +16,7 @@ from minirag.prompt import (
     IDK_TEXT,
     best_window,
     build_prompt,
+    looked_up,
     query_weights,
     units,
 )
@@ -120,6 +121,24 @@ def test_a_table_row_holds_its_header_words(tok):
     rows = "Sing is irregular: the past participle is not the base.\n| sing | sang | sung |\n"
     assert best_window(q, rows, fit, tok, one) != row
     assert best_window(q, rows, fit, tok, one, header=body.splitlines()[1]) == row
+
+
+def test_a_looked_up_stopword_keys_its_row(tok):
+    body = ("Be and do are the most irregular verbs of all.\n"
+            "| Base form | Past simple | Past participle |\n|---|---|---|\n"
+            "| be | was / were | been |\n| do | did | done |\n| go | went | gone |\n")
+    one = lambda w: 1.0  # noqa: E731
+    be = "| be | was / were | been |"
+    fit = len(tok.encode(be)) + 1  # room for one row
+    assert looked_up("past of be") == {"be"} and looked_up("they ___ (do) it") == {"do"}
+    assert best_window("past participle of be", body, fit, tok, one) == be
+    assert best_window("past of go", body, fit, tok, one) == "| go | went | gone |"
+    # a stopword is worth nothing otherwise: every unit scores 0 and the shortest wins
+    shortest = "| do | did | done |"
+    assert best_window("past of be", body, fit, tok, one, key_stopwords=False) == shortest
+    # not the word looked up ("be" is not after "of"), or no column named ("meaning")
+    assert be not in best_window("how do you say be in the past", body, 200, tok, one)
+    assert best_window("meaning of be", body, fit, tok, one) == shortest
 
 
 def test_unit_scores_are_exact_sums_whatever_the_set_order(tok):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, A, Q
-from minirag.retrieve import CUE_WEIGHT, check_query, cue_words, is_table_rule
+from minirag.retrieve import CUE_WEIGHT, check_query, cue_words, is_table_rule, table_cells
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -105,8 +105,16 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     return out
 
 
+def looked_up(query: str) -> set[str]:
+    """The words a question asks a form of: a gap's cue and a word right after "of".
+    Example: looked_up("past of be") -> {"be"}; looked_up("we ___ (do) it") -> {"do"}"""
+    words = tokenize(query)
+    return set(cue_words(query)) | {b for a, b in zip(words, words[1:]) if a == "of"}
+
+
 def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
-                shown: frozenset[str] = frozenset(), header: str = "") -> str:
+                shown: frozenset[str] = frozenset(), header: str = "",
+                key_stopwords: bool = True) -> str:
     """The lines or sentences of `text` that answer `query` best, fitted to `max_tokens`.
 
     Units are ranked by the weight of the query words they hold (query_weights); a table row
@@ -117,17 +125,25 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     the token window that starts a little before its most informative query word); the next
     ones join it, whole and in text order, while they fit and hold a query word. Units
     already `shown` from an overlapping chunk are skipped.
+    A stopword is worth nothing (query_weights), unless it is the word a question looks up
+    (`looked_up`: "past of be", "object of they") and the question names a column of the
+    table: then, with `key_stopwords`, the row it keys counts as holding it and the header's
+    words (without, no window shows the *be*, *do* or pronoun rows to such a question).
     """
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
     words = [set(tokenize(u)) for u in cands]
     heads = set(tokenize(" ".join(table_headers(text) + [header])))
     w8 = query_weights(query, set().union(heads, *words), weight)
+    # a stopword the question looks up ("past of be") keys its row when a column is named
+    keys = looked_up(query) & STOPWORDS if key_stopwords and heads & set(w8) else set()
+    key_of = [table_cells(u)[0].lower() if u.startswith("|") else "" for u in cands]
+    bonus = [weight(k) if k in keys else 0.0 for k in key_of]
     # a row that holds a query word means its cells under the header's names
-    words = [ws | heads if u.startswith("|") and any(w in w8 for w in ws) else ws
-             for u, ws in zip(cands, words)]
+    words = [ws | heads if u.startswith("|") and (b or any(w in w8 for w in ws)) else ws
+             for u, ws, b in zip(cands, words, bonus)]
     # subtle: fsum is exactly rounded, so a score (and every tie) does not depend on the
     # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
-    scores = [math.fsum(w8.get(w, 0.0) for w in ws) for ws in words]
+    scores = [math.fsum([b, *(w8.get(w, 0.0) for w in ws)]) for ws, b in zip(words, bonus)]
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
     ids = tokenizer.encode(cands[order[0]])
     if len(ids) > max_tokens:
@@ -153,7 +169,8 @@ def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, fl
 
 
 def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
-                 budget: int | None = 64, tokenizer=None, idf=None) -> Prompt:
+                 budget: int | None = 64, tokenizer=None, idf=None,
+                 key_stopwords: bool = True) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget);
@@ -162,6 +179,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     this is the abstention prompt: the question and nothing to answer from. `idf(word)`
     weighs the query words when a window is chosen (the pipeline passes BM25Index.idf_of:
     "keep" says more than "past"); without it, an idf over the lines of these chunks.
+    `key_stopwords`: see best_window (the reader's training data sets it as its reader saw).
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     A question that is not text, is empty or is oversized is a ValueError (retrieve.check_query).
@@ -190,7 +208,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
             dropped.append(c.id)
             continue
         text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen),
-                           c.metadata.get("table_header", ""))
+                           c.metadata.get("table_header", ""), key_stopwords)
         seen += text.split("\n")
         window = tokenizer.encode(text)[:allowance]  # subtle: a decoded cut may re-encode longer
         ids += sp(CTX) + sp(MARKERS[len(shown)]) + window
