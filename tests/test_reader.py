@@ -25,6 +25,7 @@ from minirag.reader import (
     columns,
     in_question,
     inside_word,
+    only_echoes,
     struck_out,
     token_types,
     windows,
@@ -267,6 +268,28 @@ def test_banned_forms_on_hand_built_windows():
     # a gap asks about its cue alone: a word of the scenery that keys a row is no answer
     assert banned_forms(rows, "we ___ (drink) the tea to lie down") == {"lie", "lying"}
     assert banned_forms(rows, "is drinking bad for you") == set()  # no form named, no gap
+
+
+def test_an_answer_that_only_echoes_a_question_asking_no_form():
+    assert only_echoes("reset", "how do i reset my router")
+    assert only_echoes("Comma splice?", "what is a comma splice")  # case and marks aside
+    assert not only_echoes("two sentences", "what is a comma splice")  # one new word
+    # a form asked: the question's own word may be the answer
+    assert not only_echoes("cut", "cut + have: which form?")
+    assert not only_echoes("cut", "past of cut")
+    assert not only_echoes("cut", "yesterday i ___ (cut) my hand")
+    assert not only_echoes("cut", "cut or cutted?")
+    # a verdict asked on the question's own words: the fix may be some of them
+    assert not only_echoes("cheaper", "is 'more cheaper' correct")
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_no_answer_only_repeats_a_plain_question(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    text = "Use since with a point in time: since monday."
+    question = "why use since with monday"
+    r = reader.read(build_prompt(question, [chunk(text)], tokenizer=tok))
+    assert r.abstained or not only_echoes(r.answer, question)
 
 
 def test_a_reading_says_which_forms_it_ruled_out(tok):

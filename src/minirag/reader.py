@@ -176,6 +176,26 @@ def banned_forms(shown: str, question: str) -> set[str]:
         foreign_forms(shown, cue or set(WORD.findall(question.lower())))
 
 
+# Words by which a question asks whether its own words are right: the answer to "is 'more
+# cheaper' correct" is "cheaper", the question's words minus the wrong one
+VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
+
+
+def only_echoes(answer: str, question: str) -> bool:
+    """Is `answer` made only of the question's own words, to a question that asks for no form
+    (names none, has no gap, offers no choice, never says "form") and no verdict on its own
+    words (VERDICT_WORDS)? Such an answer tells the learner nothing they did not type: the
+    reader found no answer and pointed at the question's word in a window. Where a form is
+    asked, the question's word may be the answer ("cut + have: which form?" -> "cut").
+    Example: only_echoes("reset", "how do i reset my wifi router") -> True;
+        only_echoes("cut", "cut + have: which form?") -> False"""
+    asked = set(WORD.findall(question.lower()))
+    if asked_kinds(question) or has_gap(question) or offers_choice(question) or \
+            asked & ({"form", "forms"} | VERDICT_WORDS):
+        return False
+    return set(WORD.findall(answer.lower())) <= asked
+
+
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
 ROUTES: dict[str, Callable[[str], bool]] = {"choice": offers_choice}
 
@@ -250,7 +270,7 @@ class Reader:
                                has_gap(question))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         by_skill = model is not self.model
-        if s < 0 or null + self.null_margin >= span or not answer:
+        if s < 0 or null + self.null_margin >= span or not answer or only_echoes(answer, question):
             return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
