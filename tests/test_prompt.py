@@ -131,6 +131,7 @@ def test_a_looked_up_stopword_keys_its_row(tok):
     be = "| be | was / were | been |"
     fit = len(tok.encode(be)) + 1  # room for one row
     assert looked_up("past of be") == {"be"} and looked_up("they ___ (do) it") == {"do"}
+    assert looked_up("reflexive for they") == {"they"}
     assert best_window("past participle of be", body, fit, tok, one) == be
     assert best_window("past of go", body, fit, tok, one) == "| go | went | gone |"
     # a stopword is worth nothing otherwise: every unit scores 0 and the shortest wins

@@ -106,10 +106,10 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
 
 
 def looked_up(query: str) -> set[str]:
-    """The words a question asks a form of: a gap's cue and a word right after "of".
+    """The words a question asks a form of: a gap's cue and a word right after "of" or "for".
     Example: looked_up("past of be") -> {"be"}; looked_up("we ___ (do) it") -> {"do"}"""
     words = tokenize(query)
-    return set(cue_words(query)) | {b for a, b in zip(words, words[1:]) if a == "of"}
+    return set(cue_words(query)) | {b for a, b in zip(words, words[1:]) if a in ("of", "for")}
 
 
 def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
