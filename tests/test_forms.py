@@ -14,6 +14,7 @@ from minirag.forms import (
     entries,
     foreign_forms,
     form_kind,
+    other_columns,
     other_forms,
     regular_forms,
 )
@@ -112,3 +113,33 @@ def test_foreign_forms_belong_to_entries_of_words_not_asked_about():
     assert foreign_forms(text, {"ride"}) == {"drive", "drove", "driven", "begin", "beginning"}
     # a form that the asked word's own entry also gives is never foreign
     assert foreign_forms("| much | more |\n| many | more |", {"much"}) == {"many"}
+
+
+VERBS = "| Base form | Past simple | Past participle |"
+PRONOUNS = "| Subject | Object | Possessive adjective | Possessive pronoun | Reflexive |"
+
+
+def test_other_columns_are_the_cells_under_a_column_named_less():
+    be, cut = "| be | was / were | been |", "| cut | cut | cut |"
+    heads = {be: VERBS, cut: VERBS}
+    assert other_columns(be, "past participle of be", heads) == {"be", "was", "were"}
+    assert other_columns(be, "past simple of be", heads) == {"be", "been"}
+    assert other_columns(be, "base form of was", heads) == {"was", "were", "been"}
+    assert other_columns(be, "past of be", heads) == {"be"}  # both past columns tie: the reader's
+    assert other_columns(cut, "past participle of cut", heads) == set()  # one form, every column
+    assert other_columns(be, "is be irregular", heads) == set()  # no column named
+    assert other_columns(be, "be + have: which form?", heads) == set()  # "form" names none
+    assert other_columns(be, "past participle of be", {}) == set()  # no header known
+    he = "| he | him | his | his | himself |"
+    assert other_columns(he, "possessive adjective of he", {he: PRONOUNS}) == \
+        {"he", "him", "himself"}
+
+
+@given(st.lists(st.sampled_from(["past", "participle", "simple", "base", "form", "of", "go"]),
+                max_size=6))
+def test_a_best_named_column_is_never_banned(words):
+    row = "| go | went | gone |"
+    banned = other_columns(row, " ".join(words), {row: VERBS})
+    hits = [len(set(words) & set(h.split())) for h in ("base", "past simple", "past participle")]
+    best = {f for f, h in zip(("go", "went", "gone"), hits) if h == max(hits)}
+    assert not banned & best and (banned or len(best) == 3)

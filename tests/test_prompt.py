@@ -18,6 +18,7 @@ from minirag.prompt import (
     build_prompt,
     looked_up,
     query_weights,
+    row_headers,
     units,
 )
 from minitokenizer import BPETokenizer
@@ -140,6 +141,20 @@ def test_a_looked_up_stopword_keys_its_row(tok):
     # not the word looked up ("be" is not after "of"), or no column named ("meaning")
     assert be not in best_window("how do you say be in the past", body, 200, tok, one)
     assert best_window("meaning of be", body, fit, tok, one) == shortest
+
+
+def test_a_prompt_knows_the_header_of_each_row_it_shows(tok):
+    body = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
+            "| **sing** | sang | sung |\n\n| Singular | Plural |\n|---|---|\n| mouse | mice |\n")
+    verbs, nouns = "| Base form | Past simple | Past participle |", "| Singular | Plural |"
+    assert row_headers(body) == {"| sing | sang | sung |": verbs, "| mouse | mice |": nouns}
+    # a chunk that starts inside a table takes its header from the chunk's metadata
+    cut = "| cut | cut | cut |"
+    assert row_headers(cut + "\nCut is regular.", verbs) == {cut: verbs}
+    inside = Chunk("c1", "| sing | sang | sung |\n| cut | cut | cut |", "v.md", 0,
+                   {"section": "Verbs", "table_header": verbs})
+    p = build_prompt("past participle of sing", [inside], tokenizer=tok)
+    assert p.headers == {"| sing | sang | sung |": verbs}  # the row shown, not the one left out
 
 
 def test_unit_scores_are_exact_sums_whatever_the_set_order(tok):

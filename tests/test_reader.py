@@ -317,6 +317,15 @@ def test_whatever_the_weights_a_form_is_not_answered_from_another_words_entry(to
 
 
 @given(st.integers(0, 10_000))
+def test_whatever_the_weights_the_answer_stands_under_the_column_asked(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    table = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
+             "| sing | sang | sung |\n| ring | rang | rung |")
+    r = reader.read(build_prompt("past participle of sing", [chunk(table)], tokenizer=tok))
+    assert r.abstained or not {"sing", "sang"} & set(r.answer.split())
+
+
+@given(st.integers(0, 10_000))
 def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
     reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
     text = "A computer mouse can be mice or mouses"

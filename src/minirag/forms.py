@@ -126,6 +126,42 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
     return out + [({w.lower()}, {f.lower()}) for w, f, _ in regular_forms(text)]
 
 
+# Header words that name no column: every column holds a "form" ("Base form", "-ing form"), and
+# "which form?" asks for one of them, not the base
+GENERIC_NAMES = frozenset({"form", "forms"})
+
+
+def other_columns(text: str, question: str, headers: dict[str, str]) -> set[str]:
+    """The forms (lowercase) of `text`'s table rows that stand under a column the question names
+    less than another column of the row, by the header's words of 3+ letters but "form"
+    (GENERIC_NAMES; `headers`: a
+    row -> its table's header row, which the window does not show): to "past participle of
+    be", under "| Base form | Past simple | Past participle |", the "was / were" of "| be | was /
+    were | been |". A form that also stands under a best-named column stays ("| cut | cut |
+    cut |"); a question that names no column bans nothing.
+    Example: row = "| be | was / were | been |";
+        other_columns(row, "past participle of be",
+                      {row: "| Base form | Past simple | Past participle |"})
+        -> {"be", "was", "were"}"""
+    asked = set(re.findall(r"[a-z]+", question.lower()))
+    out: set[str] = set()
+    for line in text.splitlines():
+        row = line.strip()
+        cells = row.strip("|").split("|")
+        names = headers.get(row, "").strip().strip("|").split("|")
+        if row not in headers or len(cells) != len(names):
+            continue
+        hits = [len(asked & {w for w in re.findall(r"[a-z]+", n.lower())
+                             if len(w) >= 3 and w not in GENERIC_NAMES})
+                for n in names]  # how many of each column's names the question says
+        best = max(hits)
+        forms = [_alternatives(c.lower()) for c in cells]
+        if best:
+            kept = set().union(*(f for f, h in zip(forms, hits) if h == best))
+            out |= set().union(*(f for f, h in zip(forms, hits) if h < best)) - kept
+    return out
+
+
 def foreign_forms(text: str, asked: set[str]) -> set[str]:
     """The words and forms of the entries of other words than the `asked` ones in `text`, that
     no asked word and no asked word's entry has: to "-ing form of zigzag", "begin" and

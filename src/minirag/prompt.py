@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
@@ -56,6 +56,8 @@ class Prompt:
     token_ids: list[int]  # len(token_ids) <= budget for a budgeted template
     citations: dict[str, str]  # "[#1]" -> chunk id, in rank order
     dropped: list[str]  # ids of the chunks that did not fit
+    # a table row shown (as `units` gives it) -> its table's header row, which no window shows
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def units(text: str) -> list[str]:
@@ -70,6 +72,21 @@ def units(text: str) -> list[str]:
         if is_table_rule(nxt) or is_table_rule(line) or line.startswith("#") or not line:
             continue  # a table's header row (the rule follows it) labels, it states nothing
         out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
+    return out
+
+
+def row_headers(text: str, header: str = "") -> dict[str, str]:
+    """Each table row of `text`, as `units` gives it, -> the header row of its table (`header`:
+    the header of a table the text starts inside, chunk.metadata["table_header"]).
+    Example: row_headers("| Base form | Past |\n|---|---|\n| go | went |") ->
+        {"| go | went |": "| Base form | Past |"}"""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    for line, nxt in zip(lines, [*lines[1:], ""]):
+        if is_table_rule(nxt) and not is_table_rule(line):
+            header = line
+        elif line.startswith("|") and not is_table_rule(line) and header:
+            out[" ".join(line.replace("*", "").split())] = header
     return out
 
 
@@ -200,6 +217,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     shown: list[Chunk] = []
     dropped: list[str] = []
     seen: list[str] = []  # units already in the prompt
+    headers: dict[str, str] = {}  # the rows shown -> their header rows
     per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
     weight = idf or _local_idf([c.text for c in chunks])
     for c in chunks:
@@ -210,13 +228,15 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
         text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen),
                            c.metadata.get("table_header", ""), key_stopwords)
         seen += text.split("\n")
+        rows = row_headers(c.text, c.metadata.get("table_header", ""))
+        headers.update({u: rows[u] for u in text.split("\n") if u in rows})
         window = tokenizer.encode(text)[:allowance]  # subtle: a decoded cut may re-encode longer
         ids += sp(CTX) + sp(MARKERS[len(shown)]) + window
         room -= 2 + len(window)
         shown.append(c)
     ids += sp(A)
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(shown)}
-    return Prompt(tokenizer.decode(ids), ids, citations, dropped)
+    return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers)
 
 
 def _local_idf(texts: list[str]):

@@ -25,7 +25,7 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
-from minirag.forms import asked_kinds, entries, foreign_forms, other_forms
+from minirag.forms import asked_kinds, entries, foreign_forms, other_columns, other_forms
 from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
 from minirag.retrieve import cue_words
 
@@ -159,20 +159,24 @@ AUXILIARIES = frozenset("""am is are was were be been being have has had do does
 NULL_MARGIN = 5.0
 
 
-def banned_forms(shown: str, question: str) -> set[str]:
+def banned_forms(shown: str, question: str, headers: dict[str, str] | None = None) -> set[str]:
     """The entry forms in `shown` (a prompt's windows) that cannot answer `question`: to a
     question that names a form, an arrow's form of another kind (forms.other_forms: not
     "lying" for "past of lie"); to one that names a form or has a gap to fill, the entry of a
     word it does not ask about, its word and forms (forms.foreign_forms: not "drunk" from "|
     drink | drank | drunk |" for "past participle of behold", a verb the KB does not list).
     The words asked about are a gap's cue ("we ___ (behold) it"), or else all of the question's.
+    With `headers` (a shown row -> its header row, Prompt.headers), also a row's cells under
+    a column the question names less than another (forms.other_columns: not "was" from "| be |
+    was / were | been |" for "past participle of be").
     Example: banned_forms("| drink | drank | drunk |", "past of behold") ->
         {"drink", "drank", "drunk"}
     """
     cue = set(cue_words(question)) if has_gap(question) else set()
+    columns = other_columns(shown, question, headers or {})
     if not cue and not asked_kinds(question):
-        return set()
-    return other_forms(shown, question) | \
+        return columns
+    return columns | other_forms(shown, question) | \
         foreign_forms(shown, cue or set(WORD.findall(question.lower())))
 
 
@@ -248,17 +252,18 @@ class Reader:
         return start[0], end[0]
 
     def read(self, prompt: Prompt) -> Reading:
-        return self.read_ids(prompt.token_ids)
+        return self.read_ids(prompt.token_ids, prompt.headers)
 
-    def read_ids(self, ids: list[int]) -> Reading:
-        """`read` of a compact prompt's token ids (a training example's, say)."""
+    def read_ids(self, ids: list[int], headers: dict[str, str] | None = None) -> Reading:
+        """`read` of a compact prompt's token ids (a training example's, say); `headers`: its
+        rows' header rows (Prompt.headers), for `banned_forms`."""
         question = question_of(ids, self.tokenizer)  # decoded once: routing and cells
         model = self._route(question)
         start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
         shown = "\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs)
-        banned, ruled_out = banned_forms(shown, question), ()
+        banned, ruled_out = banned_forms(shown, question, headers), ()
         if banned:  # a cell is banned by the longest entry form it starts with
             forms = banned.union(*(fs for _, fs in entries(shown)))
             at = [self._form_at(ids, c, forms) for c in cells]
