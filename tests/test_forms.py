@@ -130,6 +130,14 @@ def test_other_columns_are_the_cells_under_a_column_named_less():
     assert other_columns(be, "is be irregular", heads) == set()  # no column named
     assert other_columns(be, "be + have: which form?", heads) == set()  # "form" names none
     assert other_columns(be, "past participle of be", {}) == set()  # no header known
+    # a column of another kind of form than the one asked: "he/she form" asks the -s form
+    fly = "| fly | flew | flown |"
+    assert asked_kinds("he/she form of fly") == {"s", "plural"}
+    assert other_columns(fly, "he/she form of fly", {fly: VERBS}, {"s"}) == {"flew", "flown"}
+    assert other_columns(fly, "-ing form of fly", {fly: VERBS}, {"ing"}) == {"flew", "flown"}
+    assert other_columns(fly, "-ing form of fly", {fly: VERBS}) == set()  # no kind given
+    big, adjectives = "| big | bigger | biggest |", "| Adjective | Comparative | Superlative |"
+    assert other_columns(big, "comparative of big", {big: adjectives}) == {"big", "biggest"}
     he = "| he | him | his | his | himself |"
     assert other_columns(he, "possessive adjective of he", {he: PRONOUNS}) == \
         {"he", "him", "himself"}

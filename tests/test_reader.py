@@ -268,6 +268,12 @@ def test_banned_forms_on_hand_built_windows():
     # a gap asks about its cue alone: a word of the scenery that keys a row is no answer
     assert banned_forms(rows, "we ___ (drink) the tea to lie down") == {"lie", "lying"}
     assert banned_forms(rows, "is drinking bad for you") == set()  # no form named, no gap
+    # with the rows' headers: the cells of another column, or of another kind of form
+    fly = "| fly | flew | flown |"
+    heads = {fly: "| Base form | Past simple | Past participle |"}
+    assert banned_forms(fly, "past participle of fly", heads) == {"fly", "flew"}
+    assert banned_forms(fly, "he/she form of fly", heads) == {"flew", "flown"}
+    assert banned_forms(fly, "we ___ (fly) home, one person at a time", heads) == set()
 
 
 def test_an_answer_that_only_echoes_a_question_asking_no_form():

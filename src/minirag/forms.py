@@ -34,6 +34,8 @@ FORM_NAMES = {
     "ly": frozenset({"adverb", "adverbs"}),
 }
 
+HE_SHE = re.compile(r"\bhe ?/ ?she\b")  # "the he/she form": the -s form, by its subject
+
 
 def arrows(text: str) -> list[tuple[str, str]]:
     """The (word, form) pairs of the arrows in `text`, struck-through marks ignored; a chain
@@ -88,11 +90,13 @@ def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
 
 
 def asked_kinds(question: str) -> set[str]:
-    """The kinds of form a question names (by FORM_NAMES). A he/she -s and a plural have one
-    shape, which `form_kind` tells apart only by the file, so naming one names both.
+    """The kinds of form a question names (by FORM_NAMES, and "he/she" for the -s form). A
+    he/she -s and a plural have one shape, which `form_kind` tells apart only by the file, so
+    naming one names both.
     Example: asked_kinds("past of lie") -> {"ed"}; asked_kinds("what does lie mean") -> set()"""
     words = set(re.findall(r"[a-z]+", question.lower()))
     kinds = {k for k, names in FORM_NAMES.items() if names & words}
+    kinds |= {"s"} if HE_SHE.search(question.lower()) else set()
     return kinds | ({"s", "plural"} if kinds & {"s", "plural"} else set())
 
 
@@ -131,14 +135,18 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
 GENERIC_NAMES = frozenset({"form", "forms"})
 
 
-def other_columns(text: str, question: str, headers: dict[str, str]) -> set[str]:
+def other_columns(text: str, question: str, headers: dict[str, str],
+                  kinds: frozenset[str] | set[str] = frozenset()) -> set[str]:
     """The forms (lowercase) of `text`'s table rows that stand under a column the question names
     less than another column of the row, by the header's words of 3+ letters but "form"
     (GENERIC_NAMES; `headers`: a
     row -> its table's header row, which the window does not show): to "past participle of
     be", under "| Base form | Past simple | Past participle |", the "was / were" of "| be | was /
     were | been |". A form that also stands under a best-named column stays ("| cut | cut |
-    cut |"); a question that names no column bans nothing.
+    cut |"); a question that names no column bans nothing. So do the cells under a column of
+    another kind of form than the `kinds` asked for (`asked_kinds`; a column's kinds are those
+    its header names by FORM_NAMES): to "he/she form of fly", the "flew" and "flown" of "| fly |
+    flew | flown |", under "Past simple" and "Past participle".
     Example: row = "| be | was / were | been |";
         other_columns(row, "past participle of be",
                       {row: "| Base form | Past simple | Past participle |"})
@@ -154,11 +162,13 @@ def other_columns(text: str, question: str, headers: dict[str, str]) -> set[str]
         hits = [len(asked & {w for w in re.findall(r"[a-z]+", n.lower())
                              if len(w) >= 3 and w not in GENERIC_NAMES})
                 for n in names]  # how many of each column's names the question says
-        best = max(hits)
+        column_kinds = [{k for k, ns in FORM_NAMES.items()
+                         if ns & set(re.findall(r"[a-z]+", n.lower()))} for n in names]
+        other = [h < max(hits) or bool(kinds and ks and not ks & kinds)
+                 for h, ks in zip(hits, column_kinds)]
         forms = [_alternatives(c.lower()) for c in cells]
-        if best:
-            kept = set().union(*(f for f, h in zip(forms, hits) if h == best))
-            out |= set().union(*(f for f, h in zip(forms, hits) if h < best)) - kept
+        kept = set().union(*(f for f, o in zip(forms, other) if not o))
+        out |= set().union(*(f for f, o in zip(forms, other) if o)) - kept
     return out
 
 

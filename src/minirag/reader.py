@@ -167,13 +167,15 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
     drink | drank | drunk |" for "past participle of behold", a verb the KB does not list).
     The words asked about are a gap's cue ("we ___ (behold) it"), or else all of the question's.
     With `headers` (a shown row -> its header row, Prompt.headers), also a row's cells under
-    a column the question names less than another (forms.other_columns: not "was" from "| be |
-    was / were | been |" for "past participle of be").
+    a column the question names less than another, or of another kind of form than it names
+    (forms.other_columns: not "was" from "| be | was / were | been |" for "past participle of
+    be", not "flown" for "he/she form of fly").
     Example: banned_forms("| drink | drank | drunk |", "past of behold") ->
         {"drink", "drank", "drunk"}
     """
     cue = set(cue_words(question)) if has_gap(question) else set()
-    columns = other_columns(shown, question, headers or {})
+    # a gap's other words are scenery: "one person at a time" names no -s form
+    columns = other_columns(shown, question, headers or {}, set() if cue else asked_kinds(question))
     if not cue and not asked_kinds(question):
         return columns
     return columns | other_forms(shown, question) | \
