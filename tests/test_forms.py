@@ -138,6 +138,10 @@ def test_other_columns_are_the_cells_under_a_column_named_less():
     assert other_columns(fly, "-ing form of fly", {fly: VERBS}) == set()  # no kind given
     big, adjectives = "| big | bigger | biggest |", "| Adjective | Comparative | Superlative |"
     assert other_columns(big, "comparative of big", {big: adjectives}) == {"big", "biggest"}
+    # said most, then left least unsaid: "object pronoun" is the Object column
+    we = "| we | us | our | ours | ourselves |"
+    assert other_columns(we, "object pronoun for we", {we: PRONOUNS}) == {"we", "our", "ours",
+                                                                           "ourselves"}
     he = "| he | him | his | his | himself |"
     assert other_columns(he, "possessive adjective of he", {he: PRONOUNS}) == \
         {"he", "him", "himself"}
@@ -148,6 +152,7 @@ def test_other_columns_are_the_cells_under_a_column_named_less():
 def test_a_best_named_column_is_never_banned(words):
     row = "| go | went | gone |"
     banned = other_columns(row, " ".join(words), {row: VERBS})
-    hits = [len(set(words) & set(h.split())) for h in ("base", "past simple", "past participle")]
-    best = {f for f, h in zip(("go", "went", "gone"), hits) if h == max(hits)}
+    names = [{"base"}, {"past", "simple"}, {"past", "participle"}]
+    said = [(len(ns & set(words)), -len(ns - set(words))) for ns in names]
+    best = {f for f, s in zip(("go", "went", "gone"), said) if s == max(said) or not max(said)[0]}
     assert not banned & best and (banned or len(best) == 3)

@@ -135,18 +135,25 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
 GENERIC_NAMES = frozenset({"form", "forms"})
 
 
+def _names(column: str) -> set[str]:
+    """A header cell's words of 3+ letters but the GENERIC_NAMES: "Past participle" -> {"past",
+    "participle"}; "Base form" -> {"base"}"""
+    return {w for w in re.findall(r"[a-z]+", column.lower()) if len(w) >= 3} - GENERIC_NAMES
+
+
 def other_columns(text: str, question: str, headers: dict[str, str],
                   kinds: frozenset[str] | set[str] = frozenset()) -> set[str]:
-    """The forms (lowercase) of `text`'s table rows that stand under a column the question names
-    less than another column of the row, by the header's words of 3+ letters but "form"
-    (GENERIC_NAMES; `headers`: a
-    row -> its table's header row, which the window does not show): to "past participle of
-    be", under "| Base form | Past simple | Past participle |", the "was / were" of "| be | was /
-    were | been |". A form that also stands under a best-named column stays ("| cut | cut |
-    cut |"); a question that names no column bans nothing. So do the cells under a column of
-    another kind of form than the `kinds` asked for (`asked_kinds`; a column's kinds are those
-    its header names by FORM_NAMES): to "he/she form of fly", the "flew" and "flown" of "| fly |
-    flew | flown |", under "Past simple" and "Past participle".
+    """The forms (lowercase) of `text`'s table rows that stand under a column the question does
+    not name best (`headers`: a row -> its table's header row, which no window shows).
+
+    A column is named by the words of its header cell (`_names`): best is the one the question
+    says most of, then the one with fewest left unsaid. To "past participle of be", under "|
+    Base form | Past simple | Past participle |", the "was / were" of "| be | was / were | been
+    |"; to "object pronoun for we", "Object" (all said) before "Possessive pronoun" (half). A
+    form that also stands under a best-named column stays ("| cut | cut | cut |"); a question
+    that names no column bans nothing by name. The cells under a column of another kind of
+    form than the `kinds` asked for are banned too (`asked_kinds`; a column's kinds are those
+    its names give by FORM_NAMES): to "he/she form of fly", "flew" and "flown".
     Example: row = "| be | was / were | been |";
         other_columns(row, "past participle of be",
                       {row: "| Base form | Past simple | Past participle |"})
@@ -156,16 +163,14 @@ def other_columns(text: str, question: str, headers: dict[str, str],
     for line in text.splitlines():
         row = line.strip()
         cells = row.strip("|").split("|")
-        names = headers.get(row, "").strip().strip("|").split("|")
+        names = [_names(n) for n in headers.get(row, "").strip().strip("|").split("|")]
         if row not in headers or len(cells) != len(names):
             continue
-        hits = [len(asked & {w for w in re.findall(r"[a-z]+", n.lower())
-                             if len(w) >= 3 and w not in GENERIC_NAMES})
-                for n in names]  # how many of each column's names the question says
-        column_kinds = [{k for k, ns in FORM_NAMES.items()
-                         if ns & set(re.findall(r"[a-z]+", n.lower()))} for n in names]
-        other = [h < max(hits) or bool(kinds and ks and not ks & kinds)
-                 for h, ks in zip(hits, column_kinds)]
+        said = [(len(ns & asked), -len(ns - asked)) for ns in names]  # more said, less unsaid
+        best = max(said) if max(said)[0] else None  # None: the question names no column
+        column_kinds = [{k for k, fs in FORM_NAMES.items() if fs & ns} for ns in names]
+        other = [(best is not None and s < best) or bool(kinds and ks and not ks & kinds)
+                 for s, ks in zip(said, column_kinds)]
         forms = [_alternatives(c.lower()) for c in cells]
         kept = set().union(*(f for f, o in zip(forms, other) if not o))
         out |= set().union(*(f for f, o in zip(forms, other) if o)) - kept
