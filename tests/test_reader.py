@@ -277,16 +277,16 @@ def test_banned_forms_on_hand_built_windows():
 
 
 def test_an_answer_that_only_echoes_a_question_asking_no_form():
-    assert only_echoes("reset", "how do i reset my router")
-    assert only_echoes("Comma splice?", "what is a comma splice")  # case and marks aside
-    assert not only_echoes("two sentences", "what is a comma splice")  # one new word
+    assert only_echoes("descale", "how can i descale my kettle")
+    assert only_echoes("Squinting modifier?", "explain a squinting modifier")  # case, marks aside
+    assert not only_echoes("an adverb between", "explain a squinting modifier")  # new words
     # a form asked: the question's own word may be the answer
     assert not only_echoes("cut", "cut + have: which form?")
     assert not only_echoes("cut", "past of cut")
     assert not only_echoes("cut", "yesterday i ___ (cut) my hand")
     assert not only_echoes("cut", "cut or cutted?")
     # a verdict asked on the question's own words: the fix may be some of them
-    assert not only_echoes("cheaper", "is 'more cheaper' correct")
+    assert not only_echoes("taller", "is 'more taller' correct")
 
 
 @given(st.integers(0, 10_000))

@@ -183,7 +183,7 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
 
 
 # Words by which a question asks whether its own words are right: the answer to "is 'more
-# cheaper' correct" is "cheaper", the question's words minus the wrong one
+# taller' correct" is "taller", the question's words minus the wrong one
 VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
 
 
@@ -193,7 +193,7 @@ def only_echoes(answer: str, question: str) -> bool:
     words (VERDICT_WORDS)? Such an answer tells the learner nothing they did not type: the
     reader found no answer and pointed at the question's word in a window. Where a form is
     asked, the question's word may be the answer ("cut + have: which form?" -> "cut").
-    Example: only_echoes("reset", "how do i reset my wifi router") -> True;
+    Example: only_echoes("descale", "how can i descale my kettle") -> True;
         only_echoes("cut", "cut + have: which form?") -> False"""
     asked = set(WORD.findall(question.lower()))
     if asked_kinds(question) or has_gap(question) or offers_choice(question) or \
