@@ -211,3 +211,4 @@ def test_an_arrow_is_a_row_keyed_by_its_word_with_its_forms_names():
     assert index.lookup("-ing form of stop", idf) == [chunks[0]]
     assert index.lookup("plural of big", idf) == []  # no arrow gives big a plural
     assert index.lookup("big", idf) == []  # a word alone is not a lookup
+    assert index.lookup("he/she form of play", idf) == [chunks[1]]  # the -s form, by its subject

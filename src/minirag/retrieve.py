@@ -18,7 +18,7 @@ import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, regular_forms
+from minirag.forms import FORM_NAMES, asked_kinds, regular_forms
 from minirag.store import FlatVectorStore
 from minirag.topk import check_k
 
@@ -124,13 +124,16 @@ class RowIndex:
                     self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
 
     def lookup(self, query: str, idf) -> list[Chunk]:
-        """Chunks with a row keyed by a query word whose table's columns the query names,
-        rarest key first (`idf(word)`, BM25's), then in KB order."""
+        """Chunks with a row keyed by a query word whose table's columns the query names (or
+        whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
+        are "third person", forms.asked_kinds), rarest key first (`idf(word)`, BM25's), then
+        in KB order."""
         words = set(tokenize(query))
+        named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
         best: dict[int, float] = {}  # chunk index -> idf of its rarest matching key
         for w in words:
             for i, columns in self.keys.get(w, ()):
-                if columns & words:
+                if columns & named:
                     best[i] = max(best.get(i, 0.0), idf(w))
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
 
