@@ -25,7 +25,14 @@ from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.files.special_tokens import CTX, MARKERS, A
-from minirag.forms import asked_kinds, entries, foreign_forms, other_columns, other_forms
+from minirag.forms import (
+    GENERIC_NAMES,
+    asked_kinds,
+    entries,
+    foreign_forms,
+    other_columns,
+    other_forms,
+)
 from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
 from minirag.retrieve import cue_words
 
@@ -174,9 +181,9 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
         {"drink", "drank", "drunk"}
     """
     cue = set(cue_words(question)) if has_gap(question) else set()
-    # a gap's other words are scenery: "one person at a time" names no -s form
-    columns = other_columns(shown, question, headers or {}, set() if cue else asked_kinds(question))
-    if not cue and not asked_kinds(question):
+    kinds = set() if cue else asked_kinds(question)  # a gap's scenery ("one person") names none
+    columns = other_columns(shown, question, headers or {}, kinds)
+    if not cue and not kinds:
         return columns
     return columns | other_forms(shown, question) | \
         foreign_forms(shown, cue or set(WORD.findall(question.lower())))
@@ -197,7 +204,7 @@ def only_echoes(answer: str, question: str) -> bool:
         only_echoes("cut", "cut + have: which form?") -> False"""
     asked = set(WORD.findall(question.lower()))
     if asked_kinds(question) or has_gap(question) or offers_choice(question) or \
-            asked & ({"form", "forms"} | VERDICT_WORDS):
+            asked & (GENERIC_NAMES | VERDICT_WORDS):
         return False
     return set(WORD.findall(answer.lower())) <= asked
 

@@ -146,8 +146,8 @@ MIX = {"verb": 0.176, "mention": 0.072, "table": 0.072, "arrow": 0.072, "correct
 KINDS, KIND_P = list(MIX), np.array(list(MIX.values()))  # drawn once per question
 # The shipped reader was trained on windows that never show a row keyed by a looked-up
 # stopword ("past of be", "object of they": prompt.best_window's key_stopwords); it reads with
-# them. True changes 185 of the 80,000 examples and, through the draws, the order of the rest:
-# a rebuild of every model (EXPERIMENTS.md, 2026-12-03)
+# them. True changes some training prompts and, through the draws, the order of the rest: a
+# rebuild of every model (EXPERIMENTS.md, 2026-12-03)
 KEY_STOPWORDS = False
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
