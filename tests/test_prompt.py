@@ -18,9 +18,9 @@ from minirag.prompt import (
     build_prompt,
     looked_up,
     query_weights,
-    row_headers,
     units,
 )
+from minirag.retrieve import row_headers
 from minitokenizer import BPETokenizer
 
 TEXT = ("Irregular verbs: go went gone. The past simple of swim is swam. "

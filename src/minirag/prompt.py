@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, A, Q
-from minirag.retrieve import CUE_WEIGHT, check_query, cue_words, is_table_rule, table_cells
+from minirag.retrieve import (
+    CUE_WEIGHT,
+    check_query,
+    cue_words,
+    is_table_rule,
+    row_headers,
+    table_cells,
+)
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -72,21 +79,6 @@ def units(text: str) -> list[str]:
         if is_table_rule(nxt) or is_table_rule(line) or line.startswith("#") or not line:
             continue  # a table's header row (the rule follows it) labels, it states nothing
         out += [s for s in re.split(r"(?<=[.!?])\s+", line) if s]
-    return out
-
-
-def row_headers(text: str, header: str = "") -> dict[str, str]:
-    """Each table row of `text`, as `units` gives it, -> the header row of its table (`header`:
-    the header of a table the text starts inside, chunk.metadata["table_header"]).
-    Example: row_headers("| Base form | Past |\n|---|---|\n| go | went |") ->
-        {"| go | went |": "| Base form | Past |"}"""
-    out: dict[str, str] = {}
-    lines = text.splitlines()
-    for line, nxt in zip(lines, [*lines[1:], ""]):
-        if is_table_rule(nxt) and not is_table_rule(line):
-            header = line
-        elif line.startswith("|") and not is_table_rule(line) and header:
-            out[" ".join(line.replace("*", "").split())] = header
     return out
 
 

@@ -95,6 +95,21 @@ def table_cells(line: str) -> list[str]:
     return [c.replace("*", "").strip() for c in line.strip().strip("|").split("|")]
 
 
+def row_headers(text: str, header: str = "") -> dict[str, str]:
+    """Each table row of `text`, as prompt.units gives it, -> the header row of its table (`header`:
+    the header of a table the text starts inside, chunk.metadata["table_header"]).
+    Example: row_headers("| Base form | Past |\n|---|---|\n| go | went |") ->
+        {"| go | went |": "| Base form | Past |"}"""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    for line, nxt in zip(lines, [*lines[1:], ""]):
+        if is_table_rule(nxt) and not is_table_rule(line):
+            header = line
+        elif line.startswith("|") and not is_table_rule(line) and header:
+            out[" ".join(line.replace("*", "").split())] = header
+    return out
+
+
 class RowIndex:
     """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
 
@@ -109,13 +124,8 @@ class RowIndex:
         self.chunks = chunks
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
         for i, c in enumerate(chunks):
-            header, lines = c.metadata.get("table_header", ""), c.text.split("\n")
-            for j, line in enumerate(lines):
-                if not line.startswith("|") or is_table_rule(line):
-                    continue
-                if j + 1 < len(lines) and is_table_rule(lines[j + 1]):
-                    header = line  # the header row of a table that starts in this chunk
-                elif header and HEADWORD.fullmatch(key := table_cells(line)[0].lower()):
+            for row, header in row_headers(c.text, c.metadata.get("table_header", "")).items():
+                if HEADWORD.fullmatch(key := table_cells(row)[0].lower()):
                     columns = tokenize(" ".join(table_cells(header)[1:]))
                     self.keys.setdefault(key, []).append(
                         (i, frozenset(w for w in columns if len(w) >= 3)))
