@@ -173,6 +173,9 @@ def test_a_lookup_needs_a_key_and_one_of_its_tables_columns():
     # two keys: the chunk of the rarer one first
     assert index.lookup("past of go or cut", idf) == [chunks[1], chunks[0]]
     assert index.lookup("meaning of ness", idf) == []  # "-ness" is no headword
+    # a gap asks for one of its cue's forms: the cue is looked up with no column named
+    assert index.lookup("the ducks ___ (swim) away", idf) == [chunks[1]]
+    assert index.lookup("the ducks swim away", idf) == []
 
 
 def test_row_lookup_is_the_hybrids_third_list():
@@ -212,3 +215,4 @@ def test_an_arrow_is_a_row_keyed_by_its_word_with_its_forms_names():
     assert index.lookup("plural of big", idf) == []  # no arrow gives big a plural
     assert index.lookup("big", idf) == []  # a word alone is not a lookup
     assert index.lookup("he/she form of play", idf) == [chunks[1]]  # the -s form, by its subject
+    assert index.lookup("a ___ (big) box", idf) == [chunks[0]]  # a gap's cue, any of its forms

@@ -136,14 +136,15 @@ class RowIndex:
     def lookup(self, query: str, idf) -> list[Chunk]:
         """Chunks with a row keyed by a query word whose table's columns the query names (or
         whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
-        are "third person", forms.asked_kinds), rarest key first (`idf(word)`, BM25's), then
-        in KB order."""
-        words = set(tokenize(query))
+        are "third person", forms.asked_kinds), or keyed by a fill-in's cue, whatever its
+        columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
+        BM25's), then in KB order."""
+        words, cues = set(tokenize(query)), set(cue_words(query))
         named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
         best: dict[int, float] = {}  # chunk index -> idf of its rarest matching key
         for w in words:
             for i, columns in self.keys.get(w, ()):
-                if columns & named:
+                if w in cues or columns & named:
                     best[i] = max(best.get(i, 0.0), idf(w))
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
 
