@@ -178,6 +178,19 @@ def test_a_lookup_needs_a_key_and_one_of_its_tables_columns():
     assert index.lookup("the ducks swim away", idf) == []
 
 
+def test_a_struck_out_mistake_is_looked_up_by_a_question_that_quotes_it():
+    chunks = make_chunks(["Use the participle after have: ~~I have went~~ → *I have gone*.",
+                          "Irregular past: ~~buyed~~ → *bought*; ~~he goed~~ → *he went*."])
+    index = RowIndex(chunks)
+    assert index.mistakes == {"i": [(("i", "have", "went"), 0)], "he": [(("he", "goed"), 1)]}
+    idf = {"i": 0.5, "have": 1.0, "went": 2.0, "he": 0.5, "goed": 4.0}.get
+    assert index.lookup("is 'i have went home' right?", idf) == [chunks[0]]
+    assert index.lookup("went have i", idf) == []  # the quote's words, not in its order
+    assert index.lookup("is buyed a word", idf) == []  # a one-word quote is no key
+    # two quotes: the one whose words weigh more first (4.5 against 3.5)
+    assert index.lookup("i have went and he goed", idf) == [chunks[1], chunks[0]]
+
+
 def test_row_lookup_is_the_hybrids_third_list():
     chunks = row_chunks()
     store = FlatVectorStore(HashingEmbedder(d=256).fit(TABLE))

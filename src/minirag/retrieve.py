@@ -83,6 +83,7 @@ def lexical_query(query: str) -> str:
 
 
 HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
+STRUCK = re.compile(r"~~([^~]+)~~")  # a wrong form the KB strikes out: "~~I have went~~"
 
 
 def is_table_rule(line: str) -> bool:
@@ -117,13 +118,19 @@ class RowIndex:
     simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
     of 3+ letters outside the first column (a chunk that starts inside a table has its header in
     metadata["table_header"]). An arrow is a row too: "big → bigger" is keyed by *big*, and its
-    columns are the names of the form it gives (forms.FORM_NAMES: "comparative").
+    columns are the names of the form it gives (forms.FORM_NAMES: "comparative"). So is a
+    mistake the KB strikes out: a question that quotes "~~I have went~~" word for word (a quote
+    of two words or more) looks up its chunk, as "past of swim" looks up the *swim* row.
     `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
+        self.mistakes: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # word 1 -> (quote, chunk)
         for i, c in enumerate(chunks):
+            for m in STRUCK.finditer(c.text):
+                if len(quote := tuple(tokenize(m.group(1)))) >= 2:
+                    self.mistakes.setdefault(quote[0], []).append((quote, i))
             for row, header in row_headers(c.text, c.metadata.get("table_header", "")).items():
                 if HEADWORD.fullmatch(key := table_cells(row)[0].lower()):
                     columns = tokenize(" ".join(table_cells(header)[1:]))
@@ -138,14 +145,20 @@ class RowIndex:
         whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
         are "third person", forms.asked_kinds), or keyed by a fill-in's cue, whatever its
         columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
-        BM25's), then in KB order."""
-        words, cues = set(tokenize(query)), set(cue_words(query))
+        BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
+        its words' idf; ties in KB order."""
+        tokens = tokenize(query)
+        words, cues = set(tokens), set(cue_words(query))
         named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
-        best: dict[int, float] = {}  # chunk index -> idf of its rarest matching key
+        best: dict[int, float] = {}  # chunk index -> the weight of its best matching key
         for w in words:
             for i, columns in self.keys.get(w, ()):
                 if w in cues or columns & named:
                     best[i] = max(best.get(i, 0.0), idf(w))
+        for a, w in enumerate(tokens):
+            for quote, i in self.mistakes.get(w, ()):
+                if tuple(tokens[a:a + len(quote)]) == quote:
+                    best[i] = max(best.get(i, 0.0), math.fsum(idf(t) for t in quote))
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
 
 
