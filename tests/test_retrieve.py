@@ -178,6 +178,17 @@ def test_a_lookup_needs_a_key_and_one_of_its_tables_columns():
     assert index.lookup("the ducks swim away", idf) == []
 
 
+def test_an_irregular_arrow_is_a_row_only_a_gap_looks_up():
+    # "go → went" names no kind of form by its shape: no column, but a gap's cue finds it
+    chunks = make_chunks(["Learn the irregular ones: go → went, see → saw; work → worked."])
+    index = RowIndex(chunks)
+    assert index.keys["go"] == [(0, frozenset())] and index.keys["see"] == [(0, frozenset())]
+    assert index.keys["work"] == [(0, FORM_NAMES["ed"])]
+    idf = {"go": 1.0, "see": 1.0, "work": 1.0}.get
+    assert index.lookup("they ___ (go) home early", idf) == [chunks[0]]
+    assert index.lookup("past of go", idf) == []  # a named column needs a named form
+
+
 def test_a_struck_out_mistake_is_looked_up_by_a_question_that_quotes_it():
     chunks = make_chunks(["Use the participle after have: ~~I have went~~ → *I have gone*.",
                           "Irregular past: ~~buyed~~ → *bought*; ~~he goed~~ → *he went*."])

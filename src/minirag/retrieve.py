@@ -18,7 +18,7 @@ import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, asked_kinds, regular_forms
+from minirag.forms import FORM_NAMES, arrows, asked_kinds, regular_forms
 from minirag.store import FlatVectorStore
 from minirag.topk import check_k
 
@@ -118,7 +118,9 @@ class RowIndex:
     simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
     of 3+ letters outside the first column (a chunk that starts inside a table has its header in
     metadata["table_header"]). An arrow is a row too: "big → bigger" is keyed by *big*, and its
-    columns are the names of the form it gives (forms.FORM_NAMES: "comparative"). So is a
+    columns are the names of the form it gives (forms.FORM_NAMES: "comparative"); an arrow whose
+    form has no name by its shape ("go → went") has no columns, and only a gap's cue finds it
+    ("they ___ (go)": any of the cue's forms may fill the gap). So is a
     mistake the KB strikes out: a question that quotes "~~I have went~~" word for word (a quote
     of two words or more) looks up its chunk, as "past of swim" looks up the *swim* row.
     `lookup` is the hybrid's third list (rows=True)."""
@@ -136,9 +138,14 @@ class RowIndex:
                     columns = tokenize(" ".join(table_cells(header)[1:]))
                     self.keys.setdefault(key, []).append(
                         (i, frozenset(w for w in columns if len(w) >= 3)))
-            for word, _, kind in regular_forms(c.text, c.doc_id):
+            regular = regular_forms(c.text, c.doc_id)
+            for word, _, kind in regular:
                 if HEADWORD.fullmatch(key := word.lower()):
                     self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
+            named = {(w, f) for w, f, _ in regular}
+            for word, form in arrows(c.text):
+                if (word, form) not in named and HEADWORD.fullmatch(key := word.lower()):
+                    self.keys.setdefault(key, []).append((i, frozenset()))
 
     def lookup(self, query: str, idf) -> list[Chunk]:
         """Chunks with a row keyed by a query word whose table's columns the query names (or
