@@ -202,6 +202,20 @@ def test_a_struck_out_mistake_is_looked_up_by_a_question_that_quotes_it():
     assert index.lookup("i have went and he goed", idf) == [chunks[1], chunks[0]]
 
 
+WORDS = st.sampled_from(["i", "have", "went", "she", "goed", "home", "to", "the", "shop"])
+
+
+@given(st.lists(WORDS, min_size=2, max_size=4), st.lists(WORDS, max_size=5),
+       st.lists(WORDS, max_size=5))
+def test_a_quoted_mistake_is_found_whatever_surrounds_it(mistake, before, after):
+    chunk = make_chunks([f"Wrong: ~~{' '.join(mistake)}~~ → *right*."])
+    index = RowIndex(chunk)
+    query = " ".join([*before, *mistake, *after])
+    assert index.lookup(query, lambda w: 1.0) == chunk
+    # a query one word short of the quote holds no run of its words
+    assert index.lookup(" ".join(mistake[:-1]), lambda w: 1.0) == []
+
+
 def test_row_lookup_is_the_hybrids_third_list():
     chunks = row_chunks()
     store = FlatVectorStore(HashingEmbedder(d=256).fit(TABLE))
