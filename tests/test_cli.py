@@ -37,7 +37,8 @@ def test_search_json_shape(small_kb):
     r = minirag("search", "plural of mouse", "-k", "2", "--kb", str(small_kb), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert set(out) == {"query", "mode", "rerank", "rows", "results", "timings_ms"}
+    assert set(out) == {"query", "mode", "rerank", "rows", "thesaurus", "expanded_query",
+                        "results", "timings_ms"}
     assert out["mode"] == "hybrid" and out["rerank"] is False and len(out["results"]) == 2
     assert out["rows"] is True  # the pipeline's choice; --no-rows turns the lookup off
     top = out["results"][0]
@@ -119,7 +120,7 @@ def test_eval_json_shape(small_kb, tmp_path):
     # the shipped adapter's rows beside the shipped reader's, on the pipeline's retriever only
     assert {row["reader"] for row in out["reader"]} == {"shipped", "+choice adapter"}
     assert {row["retriever"] for row in out["reader"] if row["reader"] != "shipped"} == {
-        None, "hybrid(biencoder+bm25+rows)"}
+        None, "hybrid(biencoder+bm25+rows+thesaurus)"}
 
 
 def test_eval_on_the_test_split_prints_aggregates_only(small_kb, tmp_path):

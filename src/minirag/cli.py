@@ -55,6 +55,7 @@ def _choice(args, flag: str) -> bool:
 
 
 def cmd_search(args) -> dict:
+    from minirag.encoders.thesaurus import Thesaurus
     from minirag.index.cache import IndexConfig, load_or_build_index
     from minirag.rerank.cross_encoder import CrossEncoder
     from minirag.retrieve import Retriever
@@ -64,17 +65,22 @@ def cmd_search(args) -> dict:
     t0 = time.perf_counter()
     index = load_or_build_index(args.kb, IndexConfig(embedder=_embedder(args)))
     retriever = Retriever(index.store, index.bm25, rows=_choice(args, "rows"),
-                          reranker=CrossEncoder.load() if args.rerank else None)
+                          reranker=CrossEncoder.load() if args.rerank else None,
+                          thesaurus=Thesaurus.load() if _choice(args, "thesaurus") else None)
     load_ms, t1 = _ms(t0), time.perf_counter()
     results = retriever.retrieve_scored(query, args.k, args.mode)
+    # the text the hybrid's dense and BM25 lists read (the query, or it expanded)
+    text = query if retriever.thesaurus is None or args.mode != "hybrid" else \
+        retriever.thesaurus.expand(query)
     out = {"query": query, "mode": args.mode, "rerank": args.rerank, "rows": retriever.rows,
+           "thesaurus": retriever.thesaurus is not None, "expanded_query": text,
            "results": [], "timings_ms": {"load_index": load_ms, "search": _ms(t1)}}
     for rank, (c, score) in enumerate(results, start=1):
         row = {"rank": rank, "chunk_id": c.id, "doc_id": c.doc_id,
                "section": c.metadata["section"], "score": round(float(score), 6), "text": c.text}
         if args.explain:
             row["explain"] = {"rrf": retriever.explain(query, c.id, args.mode),
-                              "bm25_terms": index.bm25.explain(query, c.id)}
+                              "bm25_terms": index.bm25.explain(text, c.id)}
         out["results"].append(row)
     return out
 
@@ -111,7 +117,7 @@ def cmd_ask(args) -> dict:
     t0 = time.perf_counter()
     adapter = None if args.no_adapter else args.adapter or DEFAULT_ADAPTER
     pipe = RAGPipeline.from_defaults(args.kb, _embedder(args), args.k, _choice(args, "rerank"),
-                                     adapter, _choice(args, "rows"))
+                                     adapter, _choice(args, "rows"), _choice(args, "thesaurus"))
     load_ms = _ms(t0)
     out = answer_json(question, pipe.ask(question))
     out["timings_ms"]["load"] = load_ms
@@ -120,6 +126,8 @@ def cmd_ask(args) -> dict:
 
 EMBEDDERS = ["hashing", "biencoder", "minilm"]
 ROWS_HELP = "fuse the table rows the question looks up (default: the pipeline's choice)"
+THESAURUS_HELP = ("expand the words the KB lacks with the teacher's thesaurus "
+                  "(default: the pipeline's choice)")
 EMBEDDER_HELP = "the hybrid's dense half (default: the pipeline's; minilm needs `make teacher`)"
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse", "teached or taught?",
                   "what does vivir mean in portuguese"]
@@ -141,6 +149,8 @@ def print_index(r):
 
 
 def print_search(r):
+    if r["expanded_query"] != r["query"]:
+        print(f"thesaurus adds: {r['expanded_query'][len(r['query']):].strip()}")
     for row in r["results"]:
         snippet = " ".join(row["text"].split())[:110]
         print(f"{row['rank']:>2}. {row['score']:.4f}  {row['doc_id']} § {row['section']}\n"
@@ -212,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
     s.add_argument("--rerank", action="store_true", help="re-rank the top 20 by cross-encoder")
     s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
+    s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
+                   help=THESAURUS_HELP)
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
     s.add_argument("--split", choices=SPLITS, default="test",
@@ -227,12 +239,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="re-rank with the cross-encoder (default: the pipeline's choice)")
     s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
+    s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
+                   help=THESAURUS_HELP)
     adapters = s.add_mutually_exclusive_group()
     adapters.add_argument("--adapter", type=Path, help="a LoRA adapter (default: the pipeline's)")
     adapters.add_argument("--no-adapter", action="store_true", help="read with the base alone")
 
     s = add("train", cmd_train, print_train, "rebuild shipped artifacts in data/models/", kb=False)
-    s.add_argument("what", choices=["tokenizer", "encoder", "reader", "reranker", "adapter", "all"])
+    s.add_argument("what", choices=["tokenizer", "encoder", "thesaurus", "reader", "reranker",
+                                   "adapter", "all"])
 
     add("demo", cmd_demo, print_demo, "show the pipeline on the shipped artifacts")
     return p

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from minimodel.checkpoint import CheckpointError
 from minirag.chunk import Chunk
+from minirag.encoders.thesaurus import Thesaurus
 from minirag.files.kb import DEFAULT_KB
 from minirag.index.cache import IndexConfig, load_or_build_index
 from minirag.prompt import Prompt, build_prompt
@@ -30,6 +31,9 @@ DEFAULT_EMBEDDER = "biencoder"
 # Whether the hybrid fuses a third list, the table rows a question looks up (retrieve.RowIndex):
 # chosen on dev, where recall does not move and the verbs' rows reach the prompt (EXPERIMENTS.md)
 DEFAULT_ROWS = True
+# Whether the hybrid's dense and BM25 lists read the query expanded by the thesaurus the teacher
+# left behind (encoders/thesaurus.py): chosen on dev (EXPERIMENTS.md)
+DEFAULT_THESAURUS = True
 # Whether the pipeline re-ranks its first stage's top 20 with the shipped cross-encoder:
 # chosen on dev by `minirag eval --split dev` (EXPERIMENTS.md has the rows)
 DEFAULT_RERANK = False
@@ -97,13 +101,16 @@ class RAGPipeline:
     @classmethod
     def from_defaults(cls, kb: Path = DEFAULT_KB, embedder: str = DEFAULT_EMBEDDER, k: int = 3,
                       rerank: bool = DEFAULT_RERANK, adapter: Path | None = DEFAULT_ADAPTER,
-                      rows: bool = DEFAULT_ROWS) -> RAGPipeline:
+                      rows: bool = DEFAULT_ROWS,
+                      thesaurus: bool = DEFAULT_THESAURUS) -> RAGPipeline:
         """The shipped reader (with `adapter`, `load_reader`) on the cached index of `kb`, its
-        hybrid fusing the looked-up table rows when `rows`, re-ranked by the shipped
-        cross-encoder when `rerank` (a missing one is an error that says how to build it)."""
+        hybrid fusing the looked-up table rows when `rows`, reading the query expanded by the
+        shipped thesaurus when `thesaurus`, re-ranked by the shipped cross-encoder when `rerank`
+        (a missing artifact is an error that says how to build it)."""
         index = load_or_build_index(kb, IndexConfig(embedder=embedder))
         reranker = CrossEncoder.load() if rerank else None
-        return cls(Retriever(index.store, index.bm25, reranker=reranker, rows=rows),
+        return cls(Retriever(index.store, index.bm25, reranker=reranker, rows=rows,
+                             thesaurus=Thesaurus.load() if thesaurus else None),
                    load_reader(adapter), k)
 
     def ask(self, query: str, k: int | None = None) -> Answer:

@@ -192,12 +192,15 @@ class Retriever:
     re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), combined
     with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
     re-ranker can only reorder what the first stage found. With `rows`, the hybrid fuses a
-    third list, the table rows the query looks up (`RowIndex`), with weight 1."""
+    third list, the table rows the query looks up (`RowIndex`), with weight 1. With a
+    `thesaurus` (encoders/thesaurus.py: anything with `expand(query) -> str`), the hybrid's
+    dense and BM25 lists read the query with the KB words that stand in for the words the KB
+    lacks; the row lookup reads the query as it is."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
                  k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0),
                  reranker=None, first_stage: int = 20, prior: float = PRIOR_ON_DEV,
-                 rows: bool = False):
+                 rows: bool = False, thesaurus=None):
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store, self.bm25 = store, bm25
@@ -208,6 +211,7 @@ class Retriever:
         self.first_stage = first_stage  # candidates the re-ranker sees
         self.prior = prior  # the first stage's say after re-ranking (rerank_scores)
         self.rows = rows  # fuse the table rows the query looks up (RowIndex)
+        self.thesaurus = thesaurus  # expands the hybrid's query (None: as it is)
         # (store size it was built at, the RowIndex): built now, not in the first query's time
         self._row_index = (len(store), RowIndex(store.chunks)) if rows else None
 
@@ -256,8 +260,9 @@ class Retriever:
     def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
         """Chunk by id, and the id lists the hybrid fuses: dense, BM25 [, looked-up rows]."""
         depth = min(self.depth, len(self.store)) or 1
-        found = [[c for c, _ in self.store.search(query, depth)],
-                 [c for c, _ in self.bm25.search(lexical_query(query), depth)]]
+        text = query if self.thesaurus is None else self.thesaurus.expand(query)
+        found = [[c for c, _ in self.store.search(text, depth)],
+                 [c for c, _ in self.bm25.search(lexical_query(text), depth)]]
         if self.rows:
             found.append(self.row_index().lookup(query, self.bm25.idf_of))
         by_id = {c.id: c for cs in found for c in cs}

@@ -41,5 +41,5 @@ def best_weight(rows: list[dict]) -> float:
 def replace_weights(retriever: Retriever, weights: tuple[float, float]) -> Retriever:
     """The same store and BM25 index (and row lookup, if any), fused with other weights."""
     return Retriever(retriever.store, retriever.bm25, retriever.k_rrf, retriever.depth, weights,
-                     rows=retriever.rows)
+                     rows=retriever.rows, thesaurus=retriever.thesaurus)
 

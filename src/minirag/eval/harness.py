@@ -23,6 +23,7 @@ from minimodel.checkpoint import CheckpointError
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.encoders.minilm import TeacherMissing
+from minirag.encoders.thesaurus import THESAURUS_PATH, Thesaurus
 from minirag.eval.fusion import CHOSEN_ON_DEV, replace_weights, sweep_fusion
 from minirag.eval.metrics import hit_at_k, mean_of, mrr, ndcg_at_k, percentile, recall_at_k
 from minirag.files.artifacts import kb_sha256
@@ -40,9 +41,11 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
     """Config name (DESIGN §3 cli) -> (retriever, mode); bi-encoder rows only if it is shipped,
     the teacher's (minilm) only if it is installed (`make teacher`), "+rerank" rows (each
     hybrid's top 20, with or without rows, re-ranked by the cross-encoder) only if the
-    re-ranker is shipped."""
+    re-ranker is shipped, "+thesaurus" rows (the query expanded, encoders/thesaurus.py) only if
+    the thesaurus is."""
     configs = {}
     reranker = CrossEncoder.load() if RERANKER_PATH.is_file() else None  # one cache for all
+    thesaurus = Thesaurus.load() if THESAURUS_PATH.is_file() else None
     for embedder in ("hashing", "biencoder", "minilm"):
         try:
             index = load_or_build_index(kb, IndexConfig(embedder=embedder))
@@ -59,6 +62,9 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
         configs[f"hybrid({embedder}+bm25+rows)"] = (
             Retriever(index.store, index.bm25, rows=True), "hybrid")
+        if thesaurus is not None:
+            configs[f"hybrid({embedder}+bm25+rows+thesaurus)"] = (
+                Retriever(index.store, index.bm25, rows=True, thesaurus=thesaurus), "hybrid")
         if reranker is not None:
             for rows in (False, True):
                 configs[f"hybrid({embedder}+bm25{'+rows' * rows})+rerank"] = (
@@ -161,7 +167,7 @@ def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[d
     With the shipped LoRA adapter, its rows too (`reader` "+choice adapter", routed: the
     pipeline's reader; "shipped" is the base alone), on the pipeline's retriever only: what it
     gains and what it costs."""
-    from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK, DEFAULT_ROWS
+    from minirag.pipeline import DEFAULT_EMBEDDER, DEFAULT_RERANK, DEFAULT_ROWS, DEFAULT_THESAURUS
     from minirag.reader import ADAPTER_PATH, READER_PATH, Reader
     if not READER_PATH.is_file():
         return []
@@ -169,9 +175,11 @@ def reader_rows(configs: dict, questions: list[dict], eval_path: Path) -> list[d
     plain = f"hybrid({DEFAULT_EMBEDDER}+bm25)"
     pipe = f"hybrid({DEFAULT_EMBEDDER}+bm25+rows)"
     pipe = pipe if DEFAULT_ROWS and pipe in configs else plain
+    expanded = pipe.removesuffix(")") + "+thesaurus)"
+    pipe = expanded if DEFAULT_THESAURUS and expanded in configs else pipe
     first = pipe + "+rerank" if DEFAULT_RERANK and pipe + "+rerank" in configs else pipe
     names = [first] + [n for n in configs if n.startswith("hybrid") and n != first
-                       and not n.endswith("+rows)")
+                       and not n.endswith(("+rows)", "+thesaurus)"))
                        and (not n.endswith("+rerank") or n == plain + "+rerank")]
     retrievers = {n: configs[n][0] for n in names}
     unanswerable_path = Path(eval_path).with_name("unanswerable.jsonl")

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from minirag.bm25 import tokenize
 from minirag.chunk import load_kb
 from minirag.encoders.biencoder import BIENCODER_PATH, BiEncoderConfig, MiniBiEncoder
-from minirag.encoders.minilm import teacher_installed
+from minirag.encoders.minilm import MiniLMEmbedder, teacher_fingerprint, teacher_installed
+from minirag.encoders.thesaurus import STEM, TAU, THESAURUS_PATH, M, build_thesaurus
 from minirag.files.artifacts import (
     MANIFEST_PATH,
     TOKENIZER_PATH,
@@ -28,6 +30,7 @@ from minirag.files.artifacts import (
 )
 from minirag.files.kb import DEFAULT_KB, REPO_ROOT, read_kb
 from minirag.files.special_tokens import SPECIAL_TOKENS
+from minirag.prompt import STOPWORDS
 from minirag.training.adapter_train import build_adapter
 from minirag.training.encoder_train import TrainConfig, train
 from minirag.training.reader_train import build_reader
@@ -111,9 +114,37 @@ def build_biencoder(kb: Path = DEFAULT_KB, out: Path = BIENCODER_PATH,
             "held_out": hist["held_out"][hist["eval_step"].index(hist["best_step"])]}
 
 
+def build_thesaurus_file(kb: Path = DEFAULT_KB, out: Path = THESAURUS_PATH,
+                         log=lambda s: print(s, file=sys.stderr, flush=True)) -> dict:
+    """The teacher's thesaurus of the words the KB lacks (encoders/thesaurus.py), saved, and its
+    MANIFEST entry. KB words: BM25's tokens of the KB, alphabetic, 3+ letters, no stopwords;
+    other words: the teacher's whole-word vocabulary the same way, minus the KB's. Without the
+    teacher installed it says so and keeps the shipped file."""
+    if not teacher_installed():
+        log(f"the teacher (all-MiniLM-L6-v2) is not installed (`make teacher`): the thesaurus "
+            f"cannot be rebuilt; keeping {out} as shipped")
+        return read_manifest(MANIFEST_PATH).get("thesaurus", {})
+    t0 = time.perf_counter()
+    embedder = MiniLMEmbedder()
+    words = lambda ws: {w for w in ws if w.isalpha() and w.islower() and len(w) >= 3}  # noqa: E731
+    kb_words = sorted(words(w for d in read_kb(kb) for w in tokenize(d.text)) - STOPWORDS)
+    other = sorted(words(embedder.encoder.tokenizer.vocab) - STOPWORDS - set(kb_words))
+    thesaurus = build_thesaurus(kb_words, other, embedder.embed)
+    meta = {"tau": TAU, "m": M, "stem": STEM, "teacher": teacher_fingerprint()[:16]}
+    thesaurus.save(out, **meta)
+    seconds = round(time.perf_counter() - t0, 2)
+    log(f"saved {out}: {len(thesaurus.neighbours):,} of {len(other):,} words have neighbours "
+        f"among {len(kb_words):,} KB words ({seconds} s)")
+    return {"file": Path(out).name, "sha256": hashlib.sha256(Path(out).read_bytes()).hexdigest(),
+            "kb_sha256": kb_sha256(kb), **meta, "kb_words": len(kb_words),
+            "other_words": len(other), "words_with_neighbours": len(thesaurus.neighbours),
+            "seconds": seconds}
+
+
 # in dependency order: every model uses the tokenizer; the re-ranker's negatives come from
 # the bi-encoder's hybrid retriever; the adapter is made for the reader (its sha256)
-BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder, "reader": build_reader,
+BUILDERS = {"tokenizer": build_tokenizer, "biencoder": build_biencoder,
+            "thesaurus": build_thesaurus_file, "reader": build_reader,
             "reranker": build_reranker, "adapter": build_adapter}
 
 
