@@ -49,10 +49,10 @@ def test_ties_go_to_the_earlier_kb_word_and_the_build_repeats():
         build_thesaurus([], ["tale"], embed)
 
 
-def test_expand_appends_the_neighbours_of_the_words_it_knows():
+def test_expand_gives_the_neighbours_of_the_words_it_knows():
     t = Thesaurus({"tale": ["story", "narrative"], "nile": ["river"]})
-    assert t.expand("in a Tale, by the nile") == "in a Tale, by the nile story narrative river"
-    assert t.expand("past of go") == "past of go"  # no word of it is in the table
+    assert t.expand(["in", "a", "tale", "by", "the", "nile"]) == ["story", "narrative", "river"]
+    assert t.expand(["past", "of", "go"]) == []  # no word of it is in the table
 
 
 def test_save_and_load_round_trip_and_bad_files(tmp_path):
@@ -83,6 +83,8 @@ def test_the_hybrid_reads_the_expanded_query_and_the_rows_the_question():
     bm25.add(chunks)
     thesaurus = Thesaurus({"rodent": ["mouse"]})
     plain, expanded = Retriever(store, bm25), Retriever(store, bm25, thesaurus=thesaurus)
+    assert expanded.expanded("a Rodent, small") == "a Rodent, small mouse"  # tokens lowercased
+    assert plain.expanded("a Rodent, small") == "a Rodent, small"
     assert expanded.retrieve("plural of a rodent", 1, hybrid=True) == [chunks[0]]
     assert bm25.search("rodent", 3) == []  # a word the KB lacks: BM25 alone finds nothing
     e = expanded.explain("rodent", chunks[0].id)

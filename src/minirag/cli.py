@@ -70,8 +70,7 @@ def cmd_search(args) -> dict:
     load_ms, t1 = _ms(t0), time.perf_counter()
     results = retriever.retrieve_scored(query, args.k, args.mode)
     # the text the hybrid's dense and BM25 lists read (the query, or it expanded)
-    text = query if retriever.thesaurus is None or args.mode != "hybrid" else \
-        retriever.thesaurus.expand(query)
+    text = retriever.expanded(query) if args.mode == "hybrid" else query
     out = {"query": query, "mode": args.mode, "rerank": args.rerank, "rows": retriever.rows,
            "thesaurus": retriever.thesaurus is not None, "expanded_query": text,
            "results": [], "timings_ms": {"load_index": load_ms, "search": _ms(t1)}}

@@ -193,7 +193,7 @@ class Retriever:
     with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
     re-ranker can only reorder what the first stage found. With `rows`, the hybrid fuses a
     third list, the table rows the query looks up (`RowIndex`), with weight 1. With a
-    `thesaurus` (encoders/thesaurus.py: anything with `expand(query) -> str`), the hybrid's
+    `thesaurus` (encoders/thesaurus.py: anything with `expand(words) -> words`), the hybrid's
     dense and BM25 lists read the query with the KB words that stand in for the words the KB
     lacks; the row lookup reads the query as it is."""
 
@@ -260,13 +260,21 @@ class Retriever:
     def _lists(self, query: str) -> tuple[dict[str, Chunk], list[list[str]]]:
         """Chunk by id, and the id lists the hybrid fuses: dense, BM25 [, looked-up rows]."""
         depth = min(self.depth, len(self.store)) or 1
-        text = query if self.thesaurus is None else self.thesaurus.expand(query)
+        text = self.expanded(query)
         found = [[c for c, _ in self.store.search(text, depth)],
                  [c for c, _ in self.bm25.search(lexical_query(text), depth)]]
         if self.rows:
             found.append(self.row_index().lookup(query, self.bm25.idf_of))
         by_id = {c.id: c for cs in found for c in cs}
         return by_id, [[c.id for c in cs] for cs in found]
+
+    def expanded(self, query: str) -> str:
+        """The text the hybrid's dense and BM25 lists read: the query, followed by the
+        thesaurus's KB words for the words the KB lacks (the query as it is without one).
+        Example, with Thesaurus({"tale": ["story"]}): expanded("a tale") -> "a tale story"
+        """
+        extra = [] if self.thesaurus is None else self.thesaurus.expand(tokenize(query))
+        return " ".join([query, *extra]) if extra else query
 
     def explain(self, query: str, chunk_id: str, mode: Mode = "hybrid") -> dict:
         """Each fused list's 1-based rank of `chunk_id` (None if outside `depth`) and RRF share

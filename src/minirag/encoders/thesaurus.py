@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from minirag.bm25 import tokenize
 from minirag.files.artifacts import MODELS_DIR, ArtifactError
 from minitokenizer.atomic import atomic_write
 
@@ -31,16 +30,15 @@ BLOCK = 2048  # rows of similarities computed at once: [BLOCK, n_kb] float32
 
 class Thesaurus:
     """word -> the KB words that stand in for it. Example:
-    Thesaurus({"tale": ["story"]}).expand("a tale of two cities") -> "a tale of two cities story"
+    Thesaurus({"tale": ["story"]}).expand(["a", "tale", "of", "old"]) -> ["story"]
     """
 
     def __init__(self, neighbours: dict[str, list[str]]):
         self.neighbours = neighbours
 
-    def expand(self, query: str) -> str:
-        """The query with its words' neighbours appended (the query itself if it has none)."""
-        extra = [n for w in tokenize(query) for n in self.neighbours.get(w, ())]
-        return " ".join([query, *extra]) if extra else query
+    def expand(self, words: list[str]) -> list[str]:
+        """The neighbours of `words` (a query's tokens, retrieve.Retriever.expanded), in order."""
+        return [n for w in words for n in self.neighbours.get(w, ())]
 
     def save(self, path: Path = THESAURUS_PATH, **meta) -> None:
         """Versioned JSON (keys sorted), written atomically; `meta` is recorded beside it."""
