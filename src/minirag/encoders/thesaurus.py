@@ -70,7 +70,7 @@ def build_thesaurus(kb_words: list[str], other_words: list[str], embed, tau: flo
 
     sim = G @ K.T   [n_other, n_kb]; a pair whose first `stem` letters agree is left out, then
     each word keeps its m best KB words at sim >= tau (ties: the earlier KB word).
-    Example: with vectors where "tale" is 0.9 from "story", 0.2 from "verb":
+    Example: with vectors whose cosine is 0.9 for ("tale", "story"), 0.2 for ("tale", "verb"):
         build_thesaurus(["story", "verb"], ["tale"], embed).neighbours -> {"tale": ["story"]}
     """
     if not kb_words or not other_words:
