@@ -76,9 +76,8 @@ def build_thesaurus(kb_words: list[str], other_words: list[str], embed, tau: flo
     if not kb_words or not other_words:
         raise ValueError("a thesaurus needs KB words and other words")
     K, G = embed(kb_words), embed(other_words)  # [n_kb, d], [n_other, d]
-    stems = {s: i for i, s in enumerate(sorted({w[:stem] for w in [*kb_words, *other_words]}))}
-    k_stem = np.array([stems[w[:stem]] for w in kb_words])  # [n_kb]
-    o_stem = np.array([stems[w[:stem]] for w in other_words])  # [n_other]
+    k_stem = np.array([w[:stem] for w in kb_words])  # [n_kb] strings
+    o_stem = np.array([w[:stem] for w in other_words])  # [n_other] strings
     out: dict[str, list[str]] = {}
     take = min(m, len(kb_words))
     for lo in range(0, len(other_words), BLOCK):
