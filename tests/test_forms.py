@@ -133,6 +133,8 @@ def test_other_columns_are_the_cells_under_a_column_named_less():
     # a column of another kind of form than the one asked: "he/she form" asks the -s form
     fly = "| fly | flew | flown |"
     assert asked_kinds("he/she form of fly") == {"s", "plural"}
+    assert asked_kinds("fly with he or she") == asked_kinds("she / he: fly") == {"s", "plural"}
+    assert asked_kinds("the shed or the hedge") == set()  # whole words only
     assert other_columns(fly, "he/she form of fly", {fly: VERBS}, {"s"}) == {"flew", "flown"}
     assert other_columns(fly, "-ing form of fly", {fly: VERBS}, {"ing"}) == {"flew", "flown"}
     assert other_columns(fly, "-ing form of fly", {fly: VERBS}) == set()  # no kind given

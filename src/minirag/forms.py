@@ -34,7 +34,8 @@ FORM_NAMES = {
     "ly": frozenset({"adverb", "adverbs"}),
 }
 
-HE_SHE = re.compile(r"\bhe ?/ ?she\b")  # "the he/she form": the -s form, by its subject
+# "the he/she form", "for he or she": the -s form, named by its subject
+HE_SHE = re.compile(r"\b(?:he ?(?:/|or) ?she|she ?(?:/|or) ?he)\b")
 
 
 def arrows(text: str) -> list[tuple[str, str]]:
@@ -90,9 +91,9 @@ def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
 
 
 def asked_kinds(question: str) -> set[str]:
-    """The kinds of form a question names (by FORM_NAMES, and "he/she" for the -s form). A
-    he/she -s and a plural have one shape, which `form_kind` tells apart only by the file, so
-    naming one names both.
+    """The kinds of form a question names (by FORM_NAMES, and "he/she" or "he or she" for the
+    -s form). A he/she -s and a plural have one shape, which `form_kind` tells apart only by
+    the file, so naming one names both.
     Example: asked_kinds("past of lie") -> {"ed"}; asked_kinds("what does lie mean") -> set()"""
     words = set(re.findall(r"[a-z]+", question.lower()))
     kinds = {k for k, names in FORM_NAMES.items() if names & words}
