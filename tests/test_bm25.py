@@ -28,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.bm25 import BM25Error, BM25Index, tokenize
-from minirag.retrieve import cue_words
+from minirag.tables import cue_words
 
 K1, B = 1.2, 0.75
 

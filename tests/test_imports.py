@@ -18,6 +18,7 @@ FLOORS = [
     ["embed", "encoders."],
     ["topk"],
     ["store", "bm25"],
+    ["tables"],
     ["retrieve", "scale."],
     ["index."],
     ["prompt"],

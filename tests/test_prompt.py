@@ -20,7 +20,7 @@ from minirag.prompt import (
     query_weights,
     units,
 )
-from minirag.retrieve import row_headers
+from minirag.tables import row_headers
 from minitokenizer import BPETokenizer
 
 TEXT = ("Irregular verbs: go went gone. The past simple of swim is swam. "

@@ -5,7 +5,7 @@ What it is: the KB lists regular forms as arrows ("stop → stopping", "big → 
 (the -ing form, a plural, a comparative...; the reader's questions use it, training/
 questions.py), `regular_forms` keeps the arrows that give a form of their own word, and
 FORM_NAMES holds the words a question names that form by ("past", "comparative"): to an arrow
-what a table's header is to its rows. Used by the row lookup (retrieve.RowIndex: "comparative
+what a table's header is to its rows. Used by the row lookup (tables.RowIndex: "comparative
 of big" finds "big → bigger"), by the reader (`other_forms`: to "past of lie", the "lying" of
 "lie → lying" is no answer) and by `minirag eval`'s `regular forms` rows.
 What it leaves out: irregular forms (the KB puts them in tables, which have headers).

@@ -28,7 +28,7 @@ from minirag.topk import check_k
 # row where the hashing hybrid does not, and the reader still abstains on the unanswerable
 # questions (theory/05 §4 has both rows, as `make eval` prints them).
 DEFAULT_EMBEDDER = "biencoder"
-# Whether the hybrid fuses a third list, the table rows a question looks up (retrieve.RowIndex):
+# Whether the hybrid fuses a third list, the table rows a question looks up (tables.RowIndex):
 # chosen on dev, where recall does not move and the verbs' rows reach the prompt (EXPERIMENTS.md)
 DEFAULT_ROWS = True
 # Whether the hybrid's dense and BM25 lists read the query expanded by the thesaurus the teacher

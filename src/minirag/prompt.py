@@ -19,14 +19,8 @@ from dataclasses import dataclass, field
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, A, Q
-from minirag.retrieve import (
-    CUE_WEIGHT,
-    check_query,
-    cue_words,
-    is_table_rule,
-    row_headers,
-    table_cells,
-)
+from minirag.retrieve import CUE_WEIGHT, check_query
+from minirag.tables import cue_words, is_table_rule, row_headers, table_cells
 
 IDK_TEXT = "I don't know — not in the rules I have."
 STOPWORDS = frozenset(
@@ -91,7 +85,7 @@ def table_headers(text: str) -> list[str]:
 
 def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     """What each word of a chunk is worth to this query: weight(w) for a query word, CUE_WEIGHT
-    (3) times that for a fill-in's cue (retrieve.cue_words), and half for a near miss.
+    (3) times that for a fill-in's cue (tables.cue_words), and half for a near miss.
 
     A near miss is a chunk word for a query word the chunk lacks: the shorter of the two has at
     least 3 letters, the other starts with all of it but its last letter (and at least its

@@ -34,7 +34,7 @@ from minirag.forms import (
     other_forms,
 )
 from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
-from minirag.retrieve import cue_words
+from minirag.tables import cue_words
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word

@@ -4,22 +4,21 @@ What it is: `rrf_fuse` (Cormack, Clarke & Buettcher, SIGIR 2009) and a `Retrieve
 the FlatVectorStore and the BM25Index and fuses their rankings; with `weights`, each list's
 share is scaled by how much it is trusted (weighted RRF: a good dense list is not drowned by a
 confidently wrong BM25 list); with `rows`, a third list joins the fusion: the table rows a
-question looks up (`RowIndex`). What it leaves out: fusing raw scores (shown for contrast in
+question looks up (tables.RowIndex). What it leaves out: fusing raw scores (shown for contrast in
 theory/03 and lab 02); the re-ranker itself lives in rerank/.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Literal
 
 import numpy as np
 
 from minirag.bm25 import BM25Index, tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, arrows, asked_kinds, regular_forms
 from minirag.store import FlatVectorStore
+from minirag.tables import RowIndex, cue_words
 from minirag.topk import check_k
 
 Mode = Literal["dense", "bm25", "hybrid"]
@@ -55,12 +54,6 @@ def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100,
 CUE_WEIGHT = 3  # how many times a fill-in's cue counts: in a BM25 query and in a prompt window
 
 
-def cue_words(query: str) -> list[str]:
-    """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
-    sentence is scenery. Example: cue_words("the wolf ___ (howl) at the moon") -> ["howl"]"""
-    return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
-
-
 def check_query(query: str) -> None:
     """Reject what no retriever should silently accept: a query that is not text, an empty
     one or an oversized one."""
@@ -80,93 +73,6 @@ def lexical_query(query: str) -> str:
     Example: lexical_query("a wolf ___ (howl)") -> "a wolf ___ (howl) howl howl"
     """
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
-
-
-HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
-STRUCK = re.compile(r"~~([^~]+)~~")  # a wrong form the KB strikes out: "~~I have went~~"
-
-
-def is_table_rule(line: str) -> bool:
-    """A markdown table rule such as "|---|:---:|", the line under a table's header."""
-    return line.strip().startswith("|") and not line.strip("|-: \t")
-
-
-def table_cells(line: str) -> list[str]:
-    """Example: table_cells("| **go** | went |") -> ["go", "went"] (bold marks dropped)"""
-    return [c.replace("*", "").strip() for c in line.strip().strip("|").split("|")]
-
-
-def row_headers(text: str, header: str = "") -> dict[str, str]:
-    """Each table row of `text`, as prompt.units gives it, -> the header row of its table (`header`:
-    the header of a table the text starts inside, chunk.metadata["table_header"]).
-    Example: row_headers("| Base form | Past |\n|---|---|\n| go | went |") ->
-        {"| go | went |": "| Base form | Past |"}"""
-    out: dict[str, str] = {}
-    lines = text.splitlines()
-    for line, nxt in zip(lines, [*lines[1:], ""]):
-        if is_table_rule(nxt) and not is_table_rule(line):
-            header = line
-        elif line.startswith("|") and not is_table_rule(line) and header:
-            out[" ".join(line.replace("*", "").split())] = header
-    return out
-
-
-class RowIndex:
-    """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
-
-    A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
-    simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
-    of 3+ letters outside the first column (a chunk that starts inside a table has its header in
-    metadata["table_header"]). An arrow is a row too: "big → bigger" is keyed by *big*, and its
-    columns are the names of the form it gives (forms.FORM_NAMES: "comparative"); an arrow whose
-    form has no name by its shape ("go → went") has no columns, and only a gap's cue finds it
-    ("they ___ (go)": any of the cue's forms may fill the gap). So is a
-    mistake the KB strikes out: a question that quotes "~~I have went~~" word for word (a quote
-    of two words or more) looks up its chunk, as "past of swim" looks up the *swim* row.
-    `lookup` is the hybrid's third list (rows=True)."""
-
-    def __init__(self, chunks: list[Chunk]):
-        self.chunks = chunks
-        self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
-        self.mistakes: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # word 1 -> (quote, chunk)
-        for i, c in enumerate(chunks):
-            for m in STRUCK.finditer(c.text):
-                if len(quote := tuple(tokenize(m.group(1)))) >= 2:
-                    self.mistakes.setdefault(quote[0], []).append((quote, i))
-            for row, header in row_headers(c.text, c.metadata.get("table_header", "")).items():
-                if HEADWORD.fullmatch(key := table_cells(row)[0].lower()):
-                    columns = tokenize(" ".join(table_cells(header)[1:]))
-                    self.keys.setdefault(key, []).append(
-                        (i, frozenset(w for w in columns if len(w) >= 3)))
-            regular = regular_forms(c.text, c.doc_id)
-            for word, _, kind in regular:
-                if HEADWORD.fullmatch(key := word.lower()):
-                    self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
-            named = {(w, f) for w, f, _ in regular}
-            for word, form in arrows(c.text):
-                if (word, form) not in named and HEADWORD.fullmatch(key := word.lower()):
-                    self.keys.setdefault(key, []).append((i, frozenset()))
-
-    def lookup(self, query: str, idf) -> list[Chunk]:
-        """Chunks with a row keyed by a query word whose table's columns the query names (or
-        whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
-        are "third person", forms.asked_kinds), or keyed by a fill-in's cue, whatever its
-        columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
-        BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
-        its words' idf; ties in KB order."""
-        tokens = tokenize(query)
-        words, cues = set(tokens), set(cue_words(query))
-        named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
-        best: dict[int, float] = {}  # chunk index -> the weight of its best matching key
-        for w in words:
-            for i, columns in self.keys.get(w, ()):
-                if w in cues or columns & named:
-                    best[i] = max(best.get(i, 0.0), idf(w))
-        for a, w in enumerate(tokens):
-            for quote, i in self.mistakes.get(w, ()):
-                if tuple(tokens[a:a + len(quote)]) == quote:
-                    best[i] = max(best.get(i, 0.0), math.fsum(idf(t) for t in quote))
-        return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
 
 
 # the first stage's say after re-ranking (`rerank_scores`), chosen on dev by MRR@10 (EXPERIMENTS.md)

@@ -1,0 +1,118 @@
+"""The KB's markdown tables read as dictionaries, and the words a fill-in asks about.
+
+What it is: the table reading the retriever and the prompt share (`is_table_rule`,
+`table_cells`, `row_headers`: which header each row sits under), a fill-in's cue in brackets
+(`cue_words`), and `RowIndex`: every table row whose first cell is one word, keyed by it, so
+that "past of swim" looks up the *swim* row however many chunks mention *swim*; arrows
+("big → bigger", forms.py) and struck-out mistakes ("~~I have went~~", "~~buyed~~") are keys
+too. The hybrid retriever fuses what it looks up as a third list (retrieve.py, rows=True).
+What it leaves out: reading a table's cells for an answer (the reader's work, reader.py);
+tables in HTML or without a header row (the KB has none). Why: theory/03, "A table is a
+dictionary".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from minirag.bm25 import tokenize
+from minirag.chunk import Chunk
+from minirag.forms import FORM_NAMES, arrows, asked_kinds, regular_forms
+
+
+def cue_words(query: str) -> list[str]:
+    """The tokens in brackets of a fill-in, the word a learner asks about; the rest of the
+    sentence is scenery. Example: cue_words("the wolf ___ (howl) at the moon") -> ["howl"]"""
+    return tokenize(" ".join(re.findall(r"\(([^)]*)\)", query)))
+
+
+HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
+STRUCK = re.compile(r"~~([^~]+)~~")  # a wrong form the KB strikes out: "~~I have went~~"
+
+
+def is_table_rule(line: str) -> bool:
+    """A markdown table rule such as "|---|:---:|", the line under a table's header."""
+    return line.strip().startswith("|") and not line.strip("|-: \t")
+
+
+def table_cells(line: str) -> list[str]:
+    """Example: table_cells("| **go** | went |") -> ["go", "went"] (bold marks dropped)"""
+    return [c.replace("*", "").strip() for c in line.strip().strip("|").split("|")]
+
+
+def row_headers(text: str, header: str = "") -> dict[str, str]:
+    """Each table row of `text`, as prompt.units gives it, -> the header row of its table (`header`:
+    the header of a table the text starts inside, chunk.metadata["table_header"]).
+    Example: row_headers("| Base form | Past |\n|---|---|\n| go | went |") ->
+        {"| go | went |": "| Base form | Past |"}"""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    for line, nxt in zip(lines, [*lines[1:], ""]):
+        if is_table_rule(nxt) and not is_table_rule(line):
+            header = line
+        elif line.startswith("|") and not is_table_rule(line) and header:
+            out[" ".join(line.replace("*", "").split())] = header
+    return out
+
+
+class RowIndex:
+    """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
+
+    A question naming a key and a column of its table ("past of swim": key *swim*, column *Past
+    simple*) looks the row up, however many chunks mention *swim*. Columns: the header's words
+    of 3+ letters outside the first column (a chunk that starts inside a table has its header in
+    metadata["table_header"]). An arrow is a row too: "big → bigger" is keyed by *big*, and its
+    columns are the names of the form it gives (forms.FORM_NAMES: "comparative"); an arrow whose
+    form has no name by its shape ("go → went") has no columns, and only a gap's cue finds it
+    ("they ___ (go)": any of the cue's forms may fill the gap). So is a
+    mistake the KB strikes out: a question that quotes "~~I have went~~" word for word looks up
+    its chunk, as "past of swim" looks up the *swim* row. A quote of one word is a key only if
+    the KB never writes that word unstruck: a misspelling ("~~buyed~~"), not a real word used
+    wrongly ("~~come~~" for *came*), which questions also use rightly.
+    `lookup` is the hybrid's third list (rows=True)."""
+
+    def __init__(self, chunks: list[Chunk]):
+        self.chunks = chunks
+        self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
+        self.mistakes: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # word 1 -> (quote, chunk)
+        unstruck = {w for c in chunks for w in tokenize(STRUCK.sub(" ", c.text))}
+        for i, c in enumerate(chunks):
+            for m in STRUCK.finditer(c.text):
+                quote = tuple(tokenize(m.group(1)))
+                if len(quote) >= 2 or (len(quote) == 1 and quote[0] not in unstruck):
+                    self.mistakes.setdefault(quote[0], []).append((quote, i))
+            for row, header in row_headers(c.text, c.metadata.get("table_header", "")).items():
+                if HEADWORD.fullmatch(key := table_cells(row)[0].lower()):
+                    columns = tokenize(" ".join(table_cells(header)[1:]))
+                    self.keys.setdefault(key, []).append(
+                        (i, frozenset(w for w in columns if len(w) >= 3)))
+            regular = regular_forms(c.text, c.doc_id)
+            for word, _, kind in regular:
+                if HEADWORD.fullmatch(key := word.lower()):
+                    self.keys.setdefault(key, []).append((i, FORM_NAMES[kind]))
+            named = {(w, f) for w, f, _ in regular}
+            for word, form in arrows(c.text):
+                if (word, form) not in named and HEADWORD.fullmatch(key := word.lower()):
+                    self.keys.setdefault(key, []).append((i, frozenset()))
+
+    def lookup(self, query: str, idf) -> list[Chunk]:
+        """Chunks with a row keyed by a query word whose table's columns the query names (or
+        whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
+        are "third person", forms.asked_kinds), or keyed by a fill-in's cue, whatever its
+        columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
+        BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
+        its words' idf; ties in KB order."""
+        tokens = tokenize(query)
+        words, cues = set(tokens), set(cue_words(query))
+        named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
+        best: dict[int, float] = {}  # chunk index -> the weight of its best matching key
+        for w in words:
+            for i, columns in self.keys.get(w, ()):
+                if w in cues or columns & named:
+                    best[i] = max(best.get(i, 0.0), idf(w))
+        for a, w in enumerate(tokens):
+            for quote, i in self.mistakes.get(w, ()):
+                if tuple(tokens[a:a + len(quote)]) == quote:
+                    best[i] = max(best.get(i, 0.0), math.fsum(idf(t) for t in quote))
+        return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
