@@ -17,6 +17,7 @@ from minirag.forms import (
     other_columns,
     other_forms,
     regular_forms,
+    stem,
 )
 from tests.fakes import make_chunk
 
@@ -158,3 +159,15 @@ def test_a_best_named_column_is_never_banned(words):
     said = [(len(ns & set(words)), -len(ns - set(words))) for ns in names]
     best = {f for f, s in zip(("go", "went", "gone"), said) if s == max(said) or not max(said)[0]}
     assert not banned & best and (banned or len(best) == 3)
+
+
+def test_stem_joins_a_words_regular_forms_and_their_misspellings():
+    groups = [["stop", "stops", "stopped", "stopping", "stoping", "stoped"],
+              ["study", "studies", "studied", "studyed", "studying"],
+              ["make", "making"], ["open", "opened", "opening", "openning"],
+              ["kiss", "kissed", "kisses"], ["agree", "agreed"], ["fall", "falls", "falling"]]
+    for forms in groups:
+        assert len({stem(w) for w in forms}) == 1, forms
+    assert len({stem(forms[0]) for forms in groups}) == len(groups)  # and keeps words apart
+    assert stem("went") == "went" and stem("bus") == "bus"  # no lemma table; 3 letters stay
+

@@ -207,6 +207,18 @@ def test_in_question_marks_context_words_the_question_uses(tok):
     assert [t % ReaderConfig().n_columns for t in types] == columns(ids, tok)
 
 
+def test_at_reading_time_a_word_the_context_lacks_flags_its_stem(tok):
+    chunks = [Chunk("a" * 12, "| buy | bought | bought |\n| stop | stopped | stopped |", "t.md",
+                    0, {"section": "T"})]
+    ids = build_prompt("i buyed it, stop?", chunks, tokenizer=tok).token_ids
+    marked = lambda flags: "".join(tok.decode([i]) for i, f in zip(ids, flags) if f).split()  # noqa: E731
+    assert marked(in_question(ids, tok)) == ["stop"]  # training's flags: exact words only
+    # "buyed" is not in the context: its stem "buy" is; "stop" is, so "stopped" is not flagged
+    assert marked(in_question(ids, tok, stems=True)) == ["buy", "stop"]
+    assert [t // ReaderConfig().n_columns for t in token_types(ids, tok, stems=True)] == \
+        in_question(ids, tok, stems=True)
+
+
 @given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))
 def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
     reader = Reader(tiny_span_reader(len(tok), seed, noise=0.5), tok, null_margin=0.0)

@@ -187,3 +187,23 @@ def foreign_forms(text: str, asked: set[str]) -> set[str]:
     found = entries(text)
     mine = {f for keys, forms in found if keys & asked for f in forms | keys}
     return {f for keys, forms in found if not keys & asked for f in forms | keys} - mine - asked
+
+
+STEM_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+def stem(word: str) -> str:
+    """What a word's regular forms share, misspelt ones included: one ending of STEM_SUFFIXES
+    off (three letters must stay; an -ss word keeps its s) and a consonant it doubled undone,
+    or else a final e dropped. A light stemmer for matching a learner's word to the KB's, not
+    a dictionary's lemma ("went" stays "went").
+    Example: stem("stopping") == stem("stoping") == stem("stop") == "stop";
+        stem("studyed") == stem("studies") == "study"; stem("making") == stem("make") == "mak"
+    """
+    w = word.lower()
+    for suffix, put in STEM_SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: len(w) - len(suffix)] + put
+            doubled = len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls"
+            return w[:-1] if doubled else w  # stopp -> stop; fall, kiss keep their pair
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w

@@ -32,8 +32,9 @@ from minirag.forms import (
     foreign_forms,
     other_columns,
     other_forms,
+    stem,
 )
-from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
+from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt, has_gap, offers_choice, question_of
 from minirag.tables import cue_words
 
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
@@ -89,12 +90,15 @@ def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS, pieces=None) 
     return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
 
 
-def in_question(ids: list[int], tokenizer, pieces=None) -> list[int]:
+def in_question(ids: list[int], tokenizer, pieces=None, stems: bool = False) -> list[int]:
     """1 for a context token whose word (lowercased) is also a word of the question, else 0.
 
     Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
     DrQA's exact-match feature: the reader is told where the question's key sits in the
     context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
+    With `stems` (reading time only; training flags exact words), a question word of 4+
+    letters, no stopword, that the context lacks flags the context words of its stem
+    (forms.stem, DrQA's lemma match): "i buyed shoes" flags the "buy" of "| buy | bought |".
     """
     ctx = tokenizer.encode_special(CTX)[0]
     if ctx not in ids:
@@ -107,14 +111,19 @@ def in_question(ids: list[int], tokenizer, pieces=None) -> list[int]:
     starts = _first_chars(pieces)
     q_end = ids.index(ctx)
     question = {word_at[c] for c in range(starts[q_end])} - {""}
-    return [int(i > q_end and word_at[c] in question) for i, c in enumerate(starts)]
+    shown = {word_at[c] for c in starts[q_end:]}
+    lacking = {stem(w) for w in question - shown - STOPWORDS if len(w) >= 4} if stems else set()
+    return [int(i > q_end and (word_at[c] in question
+                               or (word_at[c] != "" and stem(word_at[c]) in lacking)))
+            for i, c in enumerate(starts)]
 
 
-def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS) -> list[int]:
+def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS,
+                stems: bool = False) -> list[int]:
     """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
     pieces = _pieces(ids, tokenizer)  # decoded once for both features
     return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns, pieces),
-                                              in_question(ids, tokenizer, pieces))]
+                                              in_question(ids, tokenizer, pieces, stems))]
 
 
 def inside_word(text: bytes, at: int) -> bool:
@@ -256,7 +265,8 @@ class Reader:
         from `model` (by default the one `model_for` picks)."""
         model = self.model_for(ids) if model is None else model
         n_cols = model.config.n_segments // 2  # token_types: columns x in_question
-        types = np.array([token_types(ids, self.tokenizer, n_cols)]) if n_cols else None  # [1, T]
+        types = (np.array([token_types(ids, self.tokenizer, n_cols, stems=True)])  # [1, T]
+                 if n_cols else None)
         start, end, _ = model.scores(np.array([ids]), types)  # [1, T], [1, T]
         return start[0], end[0]
 
