@@ -14,7 +14,8 @@ from minirag.chunk import Chunk
 from minirag.eval.reading import examples_exact_match
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT
-from minirag.reader import READER_PATH, Reader, Reading, windows
+from minirag.reader import READER_PATH, Reader, Reading
+from minirag.reader_inputs import windows
 from minirag.training.adapter_train import (
     TASK,
     AdapterConfig,

@@ -11,7 +11,7 @@ import pytest
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.files.artifacts import load_tokenizer
-from minirag.reader import windows
+from minirag.reader_inputs import windows
 from minirag.training.bold_choices import bold_examples, bold_facts, bold_question
 from minirag.training.choice_data import NONE_SHARE
 from minirag.training.eval_filter import eval_filter

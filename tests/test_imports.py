@@ -22,6 +22,7 @@ FLOORS = [
     ["retrieve", "scale."],
     ["index."],
     ["prompt"],
+    ["reader_inputs"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

@@ -22,14 +22,9 @@ from minirag.reader import (
     Reader,
     Skill,
     banned_forms,
-    columns,
-    in_question,
-    inside_word,
     only_echoes,
-    struck_out,
-    token_types,
-    windows,
 )
+from minirag.reader_inputs import columns, token_types, windows
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,
@@ -178,47 +173,6 @@ def test_batches_allow_windows_and_the_null_position_only(data, tok):
         assert set(np.flatnonzero(allowed[b])) == expected
 
 
-def test_columns_number_the_cells_of_table_rows_only(tok):
-    chunks = [Chunk("a" * 12, "| go | went | gone |\nGo a | b gone.", "t.md", 0,
-                    {"section": "T"})]
-    ids = build_prompt("past of go", chunks, tokenizer=tok).token_ids
-    pairs = [(tok.decode([i]), c) for i, c in zip(ids, columns(ids, tok))]
-    window = pairs[pairs.index(("<|#1|>", 0)) + 1:-1]
-    assert window[:7] == [("|", 1), (" go", 1), (" |", 2), (" went", 2), (" |", 3),
-                          (" gone", 3), (" |\n", 4)]  # a token's column: its first character's
-    assert "".join(t for t, _ in window[7:]) == "Go a | b gone."
-    assert all(c == 0 for _, c in window[7:])  # a bar inside a prose line makes no table
-    assert all(c == 0 for (_, c) in pairs[:pairs.index(("<|#1|>", 0))])  # the question: 0
-    assert max(columns(ids, tok, n_columns=3)) == 2  # capped
-
-
-def test_in_question_marks_context_words_the_question_uses(tok):
-    chunks = [Chunk("a" * 12, "| Sit | sat | sat |\nTo sit, sitting: of.", "t.md", 0,
-                    {"section": "T"})]
-    ids = build_prompt("past of sit", chunks, tokenizer=tok).token_ids
-    flags = in_question(ids, tok)
-    marked = "".join(tok.decode([i]) for i, f in zip(ids, flags) if f)
-    assert marked.split() == ["Sit", "sit", "of"]  # whole words, any case; not "sitting"
-    ctx = ids.index(tok.encode_special("<|ctx|>")[0])
-    assert not any(flags[:ctx + 1])  # the question's own tokens are never marked
-    assert in_question(tok.encode("past of sit"), tok) == [0, 0, 0]  # no context at all
-    types = token_types(ids, tok)
-    assert [t // ReaderConfig().n_columns for t in types] == flags
-    assert [t % ReaderConfig().n_columns for t in types] == columns(ids, tok)
-
-
-def test_at_reading_time_a_word_the_context_lacks_flags_its_stem(tok):
-    chunks = [Chunk("a" * 12, "| buy | bought | bought |\n| stop | stopped | stopped |", "t.md",
-                    0, {"section": "T"})]
-    ids = build_prompt("i buyed it, stop?", chunks, tokenizer=tok).token_ids
-    marked = lambda flags: "".join(tok.decode([i]) for i, f in zip(ids, flags) if f).split()  # noqa: E731
-    assert marked(in_question(ids, tok)) == ["stop"]  # training's flags: exact words only
-    # "buyed" is not in the context: its stem "buy" is; "stop" is, so "stopped" is not flagged
-    assert marked(in_question(ids, tok, stems=True)) == ["buy", "stop"]
-    assert [t // ReaderConfig().n_columns for t in token_types(ids, tok, stems=True)] == \
-        in_question(ids, tok, stems=True)
-
-
 @given(st.integers(0, 10_000), st.sampled_from(["past of drink", "plural of mouse", "xyz"]))
 def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
     reader = Reader(tiny_span_reader(len(tok), seed, noise=0.5), tok, null_margin=0.0)
@@ -237,19 +191,6 @@ def test_any_weights_answer_from_a_window_and_cite_it(tok, seed, question):
         m = score(reader, question, chunks, r.answer)
         assert m["em"] == m["in_prompt"] == float(bool(normalise_answer(r.answer)))
     assert reader.read(build_prompt(question, [], tokenizer=tok)).abstained  # nothing to point at
-
-
-@pytest.mark.parametrize("text, kept", [
-    ("~~buyed~~ → bought", " → bought"),  # a wrong form, then its correction
-    ("~~I have went.~~ → I have gone.", " → I have gone."),  # a struck sentence
-    ("teached~~ → taught", " → taught"),  # the window was cut inside the struck text
-    ("say *a big old house* (not ~~a big", "say *a big old house* (not"),  # ... or ends in it
-    ("no mark, went", "no mark, went"),
-])
-def test_struck_out_marks_the_wrong_forms_and_their_marks(tok, text, kept):
-    pieces = [tok.vocab[t].decode("utf-8", errors="replace") for t in tok.encode(text)]
-    shown = [p for p, gone in zip(pieces, struck_out(pieces), strict=True) if not gone]
-    assert "".join(shown) == kept
 
 
 @given(st.integers(0, 10_000))
@@ -354,18 +295,6 @@ def test_whatever_the_weights_the_answer_to_a_choice_is_one_option(tok, seed):
     lo, hi = windows(ids, tok)[0]
     assert reader._cells(ids, lo, hi) == [(lo, hi)]
     assert len(reader._cells(ids, lo, hi, choice=True)) == 2
-
-
-@pytest.mark.parametrize("text, inside", [
-    ("mothers-in-law", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),  # hyphens between letters
-    ("didn't see", [1, 2, 3, 4, 5, 8, 9]),  # an apostrophe between letters
-    ("the -ing form", [1, 2, 6, 7, 10, 11, 12]),  # a hyphen after a space starts no word
-    ("'word' x", [2, 3, 4]),  # quotes are not part of the word
-    ("girls' bikes", [1, 2, 3, 4, 8, 9, 10, 11]),  # nor a possessive's last apostrophe
-])
-def test_inside_word_joins_letters_across_hyphens_and_apostrophes(text, inside):
-    data = text.encode()
-    assert [at for at in range(len(data) + 1) if inside_word(data, at)] == inside
 
 
 @pytest.mark.parametrize("text, pointed, gap, answer", [

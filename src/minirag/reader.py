@@ -1,15 +1,13 @@
 """The reader: a MiniGPT with a span head that answers from the prompt or abstains.
 
-What it is: first the reader's inputs, functions of a compact prompt's ids that training
-(training/reader_data.py) and reading share: `windows` (the spans an answer may come from),
-`columns` (TAPAS-style table-cell ids) and `in_question` (DrQA's exact-match flag), joined in
-`token_types`, the one id per token the trunk embeds. Then `Reader`: a Prompt in, the best span
-of one chunk's window with its [#n] marker out (never struck-out text, never a form the
-question does not ask for: `banned_forms`), or "I don't know" when
-no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill` reads the questions of
-its task (`ROUTES`), the base the rest. What it leaves out: free-form generation (a pointer
-cannot invent), the model (minimodel.SpanReader) and training (training/reader_train.py).
-Why: theory/07, "Column embeddings" and "Question-match flags"; the margin: theory/05 §4.
+What it is: `Reader`: a Prompt in, the best span of one chunk's window with its [#n] marker
+out (never struck-out text, never a form the question does not ask for: `banned_forms`), or
+"I don't know" when no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill`
+reads the questions of its task (`ROUTES`), the base the rest. Its inputs (windows, table
+columns, question-match flags) are computed as training computes them (reader_inputs.py).
+What it leaves out: free-form generation (a pointer cannot invent), the model
+(minimodel.SpanReader) and training (training/reader_train.py).
+Why: theory/07; the margin: theory/05 §4.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ import numpy as np
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
-from minirag.files.special_tokens import CTX, MARKERS, A
 from minirag.forms import (
     GENERIC_NAMES,
     asked_kinds,
@@ -32,134 +29,10 @@ from minirag.forms import (
     foreign_forms,
     other_columns,
     other_forms,
-    stem,
 )
-from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt, has_gap, offers_choice, question_of
+from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
+from minirag.reader_inputs import WORD, inside_word, pieces_of, struck_out, token_types, windows
 from minirag.tables import cue_words
-
-N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
-# a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
-    """(lo, hi) token ranges of the chunk windows in a compact prompt, in marker order."""
-    marker_ids = {tokenizer.encode_special(m)[0] for m in MARKERS}
-    stops = {tokenizer.encode_special(t)[0] for t in (CTX, A)}
-    # a window runs from its marker to the next <|ctx|> or <|a|>, or to the end
-    return [(i + 1, next((j for j in range(i + 1, len(ids)) if ids[j] in stops), len(ids)))
-            for i, t in enumerate(ids) if t in marker_ids]
-
-
-def _pieces(ids: list[int], tokenizer) -> list[str]:
-    """Each token's visible text; a special token (<|q|>, <|ctx|>, a marker) is a line break."""
-    specials = set(tokenizer.special_ids.values())
-    return ["\n" if t in specials else tokenizer.vocab[t].decode("utf-8", errors="replace")
-            for t in ids]
-
-
-def _first_chars(pieces: list[str]) -> list[int]:
-    """The text offset of each token's first visible character (its last one if all blank)."""
-    out, pos = [], 0
-    for p in pieces:
-        out.append(pos + min(len(p) - len(p.lstrip()), max(0, len(p) - 1)))
-        pos += len(p)
-    return out
-
-
-def columns(ids: list[int], tokenizer, n_columns: int = N_COLUMNS, pieces=None) -> list[int]:
-    """The table column each token of a compact prompt sits in: 0 outside a table row, k
-    inside the k-th cell of one (capped at n_columns - 1), counted from the row's first "|".
-
-    Example: the window "| go | went | gone |" -> "|" 1, " go" 1, " |" 2, " went" 2, ...
-    A row's column is what separates "went" from "gone"; the reader gets it as an input
-    embedding (as TAPAS does for table QA) instead of counting bars with attention.
-    `pieces`: the ids already decoded (`_pieces`), if the caller has them.
-    """
-    pieces = _pieces(ids, tokenizer) if pieces is None else pieces
-    text = "".join(pieces)
-    col = [0] * (len(text) + 1)  # per character
-    pos = 0
-    for line in text.split("\n"):
-        if line.lstrip().startswith("|"):  # a table row
-            bars = 0
-            for i, ch in enumerate(line):
-                bars += ch == "|"
-                col[pos + i] = min(bars, n_columns - 1)
-        pos += len(line) + 1
-    return [col[i] for i in _first_chars(pieces)]  # a token's column: its first character's
-
-
-def in_question(ids: list[int], tokenizer, pieces=None, stems: bool = False) -> list[int]:
-    """1 for a context token whose word (lowercased) is also a word of the question, else 0.
-
-    Example: "<|q|>past of sit<|ctx|><|#1|>| sit | sat | sat |" -> 1 on " sit" only.
-    DrQA's exact-match feature: the reader is told where the question's key sits in the
-    context, so finding "sit" in the table is not a skill it must learn (or memorise) per verb.
-    With `stems` (reading time only; training flags exact words), a question word of 4+
-    letters, no stopword, that the context lacks flags the context words of its stem
-    (forms.stem, DrQA's lemma match): "i buyed shoes" flags the "buy" of "| buy | bought |".
-    """
-    ctx = tokenizer.encode_special(CTX)[0]
-    if ctx not in ids:
-        return [0] * len(ids)  # no context: nothing to flag
-    pieces = _pieces(ids, tokenizer) if pieces is None else pieces
-    text = "".join(pieces).lower()
-    word_at = [""] * (len(text) + 1)  # per character: the word it is part of
-    for m in WORD.finditer(text):
-        word_at[m.start():m.end()] = [m.group()] * (m.end() - m.start())
-    starts = _first_chars(pieces)
-    q_end = ids.index(ctx)
-    question = {word_at[c] for c in range(starts[q_end])} - {""}
-    shown = {word_at[c] for c in starts[q_end:]}
-    lacking = {stem(w) for w in question - shown - STOPWORDS if len(w) >= 4} if stems else set()
-    return [int(i > q_end and (word_at[c] in question
-                               or (word_at[c] != "" and stem(word_at[c]) in lacking)))
-            for i, c in enumerate(starts)]
-
-
-def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS,
-                stems: bool = False) -> list[int]:
-    """The reader's token-type ids: column + n_columns * in_question, in [0, 2 * n_columns)."""
-    pieces = _pieces(ids, tokenizer)  # decoded once for both features
-    return [c + n_columns * m for c, m in zip(columns(ids, tokenizer, n_columns, pieces),
-                                              in_question(ids, tokenizer, pieces, stems))]
-
-
-def inside_word(text: bytes, at: int) -> bool:
-    """Is the boundary before byte `at` of `text` inside a word? It is between two letters,
-    and around a hyphen or an apostrophe with a letter on each side ("mother|-in-law",
-    "in-|law", "didn|'t"); not before "'" that ends a quote or "-" that starts "-ing".
-    Example: inside_word(b"in-law", 2) -> True; inside_word(b" -ing", 1) -> False"""
-    letter = lambda j: 0 <= j < len(text) and text[j:j + 1].isalpha()  # noqa: E731
-    joiner = lambda j: 0 <= j < len(text) and text[j:j + 1] in (b"-", b"'")  # noqa: E731
-    return ((letter(at - 1) and letter(at)) or (joiner(at) and letter(at - 1) and letter(at + 1))
-            or (joiner(at - 1) and letter(at - 2) and letter(at)))
-
-
-def struck_out(pieces: list[str]) -> list[bool]:
-    """Per token of one window (its decoded pieces): is it struck-out text or a "~~" mark?
-    The KB strikes a wrong form through (LABELLING.md: "~~I have went~~ → I have gone"). A mark
-    opens when a word follows it ("~~went") and closes otherwise ("went~~,"); a window may be
-    cut inside a struck phrase, so a first mark that closes strikes everything before it.
-    Example: pieces of "~~, ~~buyed~~ → bought" -> True for "~~", "buyed", "~~" and the first
-    "~~" only."""
-    text = "".join(pieces)
-    owner = [i for i, p in enumerate(pieces) for _ in p]  # [characters] -> token index
-    out, start = [False] * len(pieces), None  # start: where the open struck text began
-    for n, m in enumerate(re.finditer("~~", text)):
-        nxt = text[m.end():m.end() + 1]
-        if nxt.isalnum() or nxt in "'\"":  # an opening mark
-            start = m.start()
-            continue
-        a = start if start is not None else (0 if n == 0 else m.start())
-        for c in range(a, m.end()):
-            out[owner[c]] = True
-        start = None
-    for c in range(start if start is not None else len(text), len(text)):
-        out[owner[c]] = True  # struck to the window's end
-    return out
-
 
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
@@ -307,7 +180,7 @@ class Reader:
         is two cells), and never a form the KB strikes out as wrong ("~~buyed~~"). For a
         question that offers a `choice`, also at the word "or": the answer to "mice or
         mouses?" is one of them, never "mice or mouses"."""
-        pieces = _pieces(ids[lo:hi], self.tokenizer)
+        pieces = pieces_of(ids[lo:hi], self.tokenizer)
         cuts = [lo + j for j, (piece, struck) in enumerate(zip(pieces, struck_out(pieces)))
                 if struck or SEPARATORS & set(piece) or (choice and piece.strip().lower() == "or")]
         bounds = [lo - 1, *cuts, hi]

@@ -20,7 +20,8 @@ from minirag.chunk import Chunk
 from minirag.eval.metrics import exact_match, mean_of
 from minirag.forms import regular_forms
 from minirag.prompt import build_prompt, units
-from minirag.reader import Reader, windows
+from minirag.reader import Reader
+from minirag.reader_inputs import windows
 from minirag.retrieve import Retriever
 from minirag.training.facts import HELD_OUT_VERBS, Fact, table_facts
 from minirag.training.questions import EVAL_PHRASINGS

@@ -26,7 +26,7 @@ import numpy as np
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.prompt import units
-from minirag.reader import windows
+from minirag.reader_inputs import windows
 from minirag.training.choice_data import CHOICE_FRAMES, NONE_SHARE, WHOLE_SHARE
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import Fact

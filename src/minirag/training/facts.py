@@ -36,7 +36,7 @@ class Fact:
     line: str  # the unit of the chunk that states the fact (prompt.units form)
     chunk: Chunk  # the chunk that contains the line
     raw: str = ""  # the line exactly as in chunk.text (table facts: rewritten for counterfactuals)
-    column: int = 0  # table fact: its cell as reader.columns numbers it (key = 1); 0: prose
+    column: int = 0  # table fact: its cell as reader_inputs.columns numbers it (key = 1); 0: prose
 
 
 def split_cells(line: str) -> list[str]:

@@ -19,7 +19,7 @@ import numpy as np
 from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.prompt import COMPACT_TEMPLATE, STOPWORDS, build_prompt
-from minirag.reader import columns, windows
+from minirag.reader_inputs import columns, windows
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import Fact, mentions, split_cells
 from minirag.training.questions import aside, contracted, is_probe, question_for

@@ -24,7 +24,8 @@ from minirag.chunk import Chunk, load_kb
 from minirag.files.artifacts import kb_sha256, load_tokenizer
 from minirag.files.kb import DEFAULT_KB
 from minirag.files.special_tokens import PAD
-from minirag.reader import N_COLUMNS, READER_PATH, Reader, token_types, windows
+from minirag.reader import READER_PATH, Reader
+from minirag.reader_inputs import N_COLUMNS, token_types, windows
 from minirag.training.facts import Fact, all_facts, held_out_forms, scrub, table_facts
 from minirag.training.prose_facts import prose_facts
 from minirag.training.reader_data import Example, training_set
