@@ -74,21 +74,34 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
 # Words by which a question asks whether its own words are right: the answer to "is 'more
 # taller' correct" is "taller", the question's words minus the wrong one
 VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
+# where a question that offers a choice divides its two sides (prompt.offers_choice)
+CHOICE_SPLIT = re.compile(r"\s+(?:or|vs\.?|versus)\s+|\s+/\s+")
 
 
 def only_echoes(answer: str, question: str) -> bool:
     """Is `answer` made only of the question's own words, to a question that asks for no form
-    (names none, has no gap, offers no choice, never says "form") and no verdict on its own
-    words (VERDICT_WORDS)? Such an answer tells the learner nothing they did not type: the
-    reader found no answer and pointed at the question's word in a window. Where a form is
-    asked, the question's word may be the answer ("cut + have: which form?" -> "cut").
+    (names none, has no gap, never says "form") and no verdict on its own words
+    (VERDICT_WORDS)? Such an answer tells the learner nothing they did not type: the reader
+    found no answer and pointed at the question's word in a window. Where a form is asked, the
+    question's word may be the answer ("cut + have: which form?" -> "cut"). To a question that
+    offers a choice, an echo of words both sides share must be a run of one side only: "at the
+    weekend" (or "a big wooden" of "a wooden big table or a big wooden table") chooses,
+    "weekend" does not.
     Example: only_echoes("descale", "how can i descale my kettle") -> True;
         only_echoes("cut", "cut + have: which form?") -> False"""
-    asked = set(WORD.findall(question.lower()))
-    if asked_kinds(question) or has_gap(question) or offers_choice(question) or \
-            asked & (GENERIC_NAMES | VERDICT_WORDS):
+    asked, said = WORD.findall(question.lower()), WORD.findall(answer.lower())
+    if not set(said) <= set(asked):
         return False
-    return set(WORD.findall(answer.lower())) <= asked
+    if offers_choice(question) and not has_gap(question):
+        left, right = (WORD.findall(side) for side in CHOICE_SPLIT.split(question.lower(), 1))
+        return set(said) <= set(left) & set(right) and _holds(left, said) == _holds(right, said)
+    return not (asked_kinds(question) or has_gap(question)
+                or set(asked) & (GENERIC_NAMES | VERDICT_WORDS))
+
+
+def _holds(words: list[str], run: list[str]) -> bool:
+    """Is `run` a contiguous run of `words`? Example: _holds(["a", "big", "box"], ["big", "box"])"""
+    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
 
 
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
