@@ -241,10 +241,10 @@ def test_an_answer_that_only_echoes_a_question_asking_no_form():
     # a verdict asked on the question's own words: the fix may be some of them
     assert not only_echoes("taller", "is 'more taller' correct")
     # a choice: an option may be the answer, not what both options share
-    assert not only_echoes("at the weekend", "at the weekend or on the weekend")
-    assert only_echoes("Weekend", "at the weekend or on the weekend")
-    assert only_echoes("the tunnel", "across the tunnel vs through the tunnel?")
-    assert not only_echoes("a big wooden", "a wooden big table or a big wooden table")  # order
+    assert not only_echoes("on the train", "on the train or in the train")
+    assert only_echoes("Train", "on the train or in the train")
+    assert only_echoes("the river", "across the river vs over the river?")
+    assert not only_echoes("a small red", "a red small car or a small red car")  # its order
     assert not only_echoes("went", "went / gone, which is the past of go?")
 
 

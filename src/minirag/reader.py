@@ -84,9 +84,9 @@ def only_echoes(answer: str, question: str) -> bool:
     (VERDICT_WORDS)? Such an answer tells the learner nothing they did not type: the reader
     found no answer and pointed at the question's word in a window. Where a form is asked, the
     question's word may be the answer ("cut + have: which form?" -> "cut"). To a question that
-    offers a choice, an echo of words both sides share must be a run of one side only: "at the
-    weekend" (or "a big wooden" of "a wooden big table or a big wooden table") chooses,
-    "weekend" does not.
+    offers a choice, an echo of words both sides share must be a run of one side only: to "on
+    the train or in the train", "on the train" chooses and "train" does not; to "a red small car
+    or a small red car", "a small red" chooses by its order.
     Example: only_echoes("descale", "how can i descale my kettle") -> True;
         only_echoes("cut", "cut + have: which form?") -> False"""
     asked, said = WORD.findall(question.lower()), WORD.findall(answer.lower())
