@@ -171,3 +171,14 @@ def test_stem_joins_a_words_regular_forms_and_their_misspellings():
     assert len({stem(forms[0]) for forms in groups}) == len(groups)  # and keeps words apart
     assert stem("went") == "went" and stem("bus") == "bus"  # no lemma table; 3 letters stay
 
+
+CONSONANTS = "bcdfgkmnprtvxz"  # no l or s (their pairs stay doubled) and no vowel: a clean end
+
+
+@given(st.text("aeiou" + CONSONANTS, min_size=1, max_size=7), st.sampled_from("aiou"),
+       st.sampled_from(CONSONANTS))
+def test_a_words_regular_endings_and_their_misspellings_share_its_stem(body, vowel, last):
+    word = body + vowel + last  # "stop", "plan": no ending of its own; -ing, -ed, -s attach plainly
+    forms = [word + "ing", word + "ed", word + "s", word + last + "ing", word + last + "ed"]
+    assert {stem(f) for f in forms} == {stem(word)} == {word}
+
