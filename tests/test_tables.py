@@ -16,7 +16,7 @@ from minirag.embed import HashingEmbedder
 from minirag.forms import FORM_NAMES
 from minirag.retrieve import Retriever
 from minirag.store import FlatVectorStore
-from minirag.tables import RowIndex, table_cells
+from minirag.tables import RowIndex, past_not_participle, table_cells
 
 # A table split over two chunks of one section (the second starts inside it, so its header is
 # in its metadata, as the chunker records it), a table whose first column is not one word, and
@@ -95,6 +95,21 @@ def test_a_struck_out_misspelling_is_a_key_a_struck_out_word_is_not():
     idf = {"buyed": 3.0, "come": 1.0}.get
     assert index.lookup("i buyed shoes yesterday, ok?", idf) == [chunks[0]]
     assert index.lookup("did he come late?", idf) == []
+
+
+def test_a_past_simple_after_have_looks_up_its_verbs_row():
+    verbs = "| Base form | Past simple | Past participle |\n|---|---|---|\n"
+    chunks = make_chunks([verbs + "| write | wrote | written |\n| cut | cut | cut |",
+                          verbs + "| learn | learnt / learned | learnt / learned |"])
+    index = RowIndex(chunks)
+    assert index.after_have == {"wrote": [0]}  # cut and learnt are participles too
+    idf = {"wrote": 2.0, "cut": 1.0, "learnt": 1.0}.get
+    assert index.lookup("she has wrote two books, right?", idf) == [chunks[0]]
+    assert index.lookup("i've wrote it", idf) == [chunks[0]]
+    assert index.lookup("she wrote two books", idf) == []  # a past simple where it belongs
+    assert index.lookup("has wrote", idf) == index.lookup("hadn't wrote", idf) == [chunks[0]]
+    assert index.lookup("she has learnt it", idf) == []
+    assert past_not_participle(["go", "went", "gone"], ["Adjective", "Comparative", "x"]) == set()
 
 
 WORDS = st.sampled_from(["i", "have", "went", "she", "goed", "home", "to", "the", "shop"])

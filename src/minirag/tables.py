@@ -56,6 +56,24 @@ def row_headers(text: str, header: str = "") -> dict[str, str]:
     return out
 
 
+# a form of *have* before a verb: what follows it should be a participle
+HAVE_FORMS = frozenset("have has had haven't hasn't hadn't i've you've we've they've".split())
+
+
+def past_not_participle(cells: list[str], header: list[str]) -> set[str]:
+    """The one-word past simple forms of a verb row that are not also its participle, by the
+    columns its header names ("Past simple", "Past participle"); none outside a verb table.
+    Example: past_not_participle(["write", "wrote", "written"],
+                                 ["Base form", "Past simple", "Past participle"]) -> {"wrote"}"""
+    names = [set(tokenize(h)) for h in header]
+    past = next((j for j, n in enumerate(names) if "past" in n and "participle" not in n), None)
+    part = next((j for j, n in enumerate(names) if "participle" in n), None)
+    if past is None or part is None or max(past, part) >= len(cells):
+        return set()
+    forms = [{f.strip().lower() for f in cells[j].split("/")} for j in (past, part)]
+    return {f for f in forms[0] - forms[1] if HEADWORD.fullmatch(f)}
+
+
 class RowIndex:
     """The KB's tables read as dictionaries: a row whose first cell is one word is keyed by it.
 
@@ -69,13 +87,16 @@ class RowIndex:
     mistake the KB strikes out: a question that quotes "~~I have went~~" word for word looks up
     its chunk, as "past of swim" looks up the *swim* row. A quote of one word is a key only if
     the KB never writes that word unstruck: a misspelling ("~~buyed~~"), not a real word used
-    wrongly ("~~come~~" for *came*), which questions also use rightly.
+    wrongly ("~~come~~" for *came*), which questions also use rightly. And a verb table's past
+    simple that is not also its participle ("wrote", not "cut") is keyed for the question that
+    puts it after *have* ("she has wrote three books"): the row shows the participle it wants.
     `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
         self.chunks = chunks
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
         self.mistakes: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # word 1 -> (quote, chunk)
+        self.after_have: dict[str, list[int]] = {}  # a past simple that is no participle -> chunks
         unstruck = {w for c in chunks for w in tokenize(STRUCK.sub(" ", c.text))}
         for i, c in enumerate(chunks):
             for m in STRUCK.finditer(c.text):
@@ -87,6 +108,8 @@ class RowIndex:
                     columns = tokenize(" ".join(table_cells(header)[1:]))
                     self.keys.setdefault(key, []).append(
                         (i, frozenset(w for w in columns if len(w) >= 3)))
+                for past in past_not_participle(table_cells(row), table_cells(header)):
+                    self.after_have.setdefault(past, []).append(i)
             regular = regular_forms(c.text, c.doc_id)
             for word, _, kind in regular:
                 if HEADWORD.fullmatch(key := word.lower()):
@@ -102,7 +125,9 @@ class RowIndex:
         are "third person", forms.asked_kinds), or keyed by a fill-in's cue, whatever its
         columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
         BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
-        its words' idf; ties in KB order."""
+        its words' idf; and the rows of a verb whose past simple, no participle, follows a form of
+    *have* ("she has wrote": the commonest verb mistake asks for the participle's row);
+    ties in KB order."""
         tokens = tokenize(query)
         words, cues = set(tokens), set(cue_words(query))
         named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
@@ -110,6 +135,10 @@ class RowIndex:
         for w in words:
             for i, columns in self.keys.get(w, ()):
                 if w in cues or columns & named:
+                    best[i] = max(best.get(i, 0.0), idf(w))
+        for a, w in zip(tokens, tokens[1:]):  # "she has wrote": the participle's slot
+            if a in HAVE_FORMS:
+                for i in self.after_have.get(w, ()):
                     best[i] = max(best.get(i, 0.0), idf(w))
         for a, w in enumerate(tokens):
             for quote, i in self.mistakes.get(w, ()):
