@@ -229,6 +229,14 @@ def test_banned_forms_on_hand_built_windows():
     assert banned_forms(fly, "we ___ (fly) home, one person at a time", heads) == set()
 
 
+def test_a_gap_after_have_asks_for_the_participle():
+    row, verbs = "| go | went | gone |", "| Base form | Past simple | Past participle |"
+    assert banned_forms(row, "she has ___ (go) home", {row: verbs}) == {"go", "went"}
+    assert banned_forms(row, "we've never ___ (go) there", {row: verbs}) == {"go", "went"}
+    assert banned_forms(row, "she ___ (go) home", {row: verbs}) == set()  # no form named
+    assert banned_forms(row, "i have to ___ (go) now", {row: verbs}) == set()  # not a perfect
+
+
 def test_an_answer_that_only_echoes_a_question_asking_no_form():
     assert only_echoes("descale", "how can i descale my kettle")
     assert only_echoes("Squinting modifier?", "explain a squinting modifier")  # case, marks aside

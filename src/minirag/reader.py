@@ -46,6 +46,10 @@ AUXILIARIES = frozenset("""am is are was were be been being have has had do does
 # margin; 0 would trust the reader's own calibration. Chosen once on dev for the shipped weights
 # from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).
 NULL_MARGIN = 5.0
+# a gap right after a form of *have*, an adverb between or not: "she has (just) ___ (go)"
+GAP_AFTER_HAVE = re.compile(r"\b(?:ha(?:ve|s|d)(?:n'?t)?|(?:i|you|we|they|who)'?ve)\s+"
+                            r"(?:(?:never|already|just|finally|not|ever|always|recently)\s+)?_{2,}",
+                            re.IGNORECASE)
 
 
 def banned_forms(shown: str, question: str, headers: dict[str, str] | None = None) -> set[str]:
@@ -58,10 +62,13 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
     With `headers` (a shown row -> its header row, Prompt.headers), also a row's cells under
     a column the question names less than another, or of another kind of form than it names
     (forms.other_columns: not "was" from "| be | was / were | been |" for "past participle of
-    be", not "flown" for "he/she form of fly").
+    be", not "flown" for "he/she form of fly"). A gap right after a form of *have* names the
+    participle ("she has ___ (go) home" reads as asking for the past participle).
     Example: banned_forms("| drink | drank | drunk |", "past of behold") ->
         {"drink", "drank", "drunk"}
     """
+    if has_gap(question) and GAP_AFTER_HAVE.search(question):
+        question += " (past participle)"
     cue = set(cue_words(question)) if has_gap(question) else set()
     kinds = set() if cue else asked_kinds(question)  # a gap's scenery ("one person") names none
     columns = other_columns(shown, question, headers or {}, kinds)
