@@ -16,7 +16,14 @@ from minirag.chunk import Chunk, load_kb
 from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
-from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt, offers_choice, question_of
+from minirag.prompt import (
+    IDK_TEXT,
+    STOPWORDS,
+    build_prompt,
+    choice_sides,
+    offers_choice,
+    question_of,
+)
 from minirag.reader import (
     AUXILIARIES,
     Reader,
@@ -382,6 +389,8 @@ def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
 ])
 def test_offers_choice_on_hand_built_questions(question, offered):
     assert offers_choice(question) is offered
+    # a question that offers a choice has two sides; one that offers none is all one side
+    assert bool(choice_sides(question)[1]) is offered
 
 
 def test_question_of_reads_the_question_back_from_a_prompt(tok):

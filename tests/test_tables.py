@@ -105,7 +105,7 @@ def test_a_past_simple_after_have_looks_up_its_verbs_row():
     assert index.after_have == {"wrote": [0]}  # cut and learnt are participles too
     idf = {"wrote": 2.0, "cut": 1.0, "learnt": 1.0}.get
     assert index.lookup("she has wrote two books, right?", idf) == [chunks[0]]
-    assert index.lookup("i've wrote it", idf) == [chunks[0]]
+    assert index.lookup("i've wrote it", idf) == index.lookup("ive wrote it", idf) == [chunks[0]]
     assert index.lookup("she wrote two books", idf) == []  # a past simple where it belongs
     assert index.lookup("has wrote", idf) == index.lookup("hadn't wrote", idf) == [chunks[0]]
     assert index.lookup("she has learnt it", idf) == []

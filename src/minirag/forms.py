@@ -35,6 +35,8 @@ FORM_NAMES = {
 }
 
 # "the he/she form", "for he or she": the -s form, named by its subject
+# a form of *have* that can stand before a participle: "has", "hadn't", "i've", "weve"
+HAVE = r"(?:ha(?:ve|s|d)(?:n'?t)?|(?:i|you|we|they|who)'?ve)"
 HE_SHE = re.compile(r"\b(?:he ?(?:/|or) ?she|she ?(?:/|or) ?he)\b")
 
 

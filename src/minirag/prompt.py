@@ -249,7 +249,8 @@ def _full_prompt(query: str, chunks: list[Chunk], template: Template, tokenizer)
 
 
 # Two options offered: "went or gone?", "a vs b", "x / y" (the frames of choice_data.py)
-_CHOICE = re.compile(r"\S\s+(?:or|vs\.?|versus)\s+\S|\S\s+/\s+\S", re.IGNORECASE)
+_CHOICE = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)|(?<=\S)\s+/\s+(?=\S)",
+                     re.IGNORECASE)
 
 
 def offers_choice(question: str) -> bool:
@@ -257,6 +258,13 @@ def offers_choice(question: str) -> bool:
     was trained on, and the only ones it is applied to (reader.ROUTES).
     Example: offers_choice("went or gone?") -> True; offers_choice("past of go") -> False"""
     return bool(_CHOICE.search(question))
+
+
+def choice_sides(question: str) -> tuple[str, str]:
+    """The text before and after the word that offers the choice ("or", "vs", "/"); the whole
+    question and "" when it offers none.
+    Example: choice_sides("went or gone?") -> ("went", "gone?")"""
+    return (*_CHOICE.split(question, 1), "")[:2]
 
 
 def has_gap(question: str) -> bool:

@@ -24,13 +24,14 @@ from minimodel.span_reader import SpanReader
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.forms import (
     GENERIC_NAMES,
+    HAVE,
     asked_kinds,
     entries,
     foreign_forms,
     other_columns,
     other_forms,
 )
-from minirag.prompt import IDK_TEXT, Prompt, has_gap, offers_choice, question_of
+from minirag.prompt import IDK_TEXT, Prompt, choice_sides, has_gap, offers_choice, question_of
 from minirag.reader_inputs import WORD, inside_word, pieces_of, struck_out, token_types, windows
 from minirag.tables import cue_words
 
@@ -47,9 +48,8 @@ AUXILIARIES = frozenset("""am is are was were be been being have has had do does
 # from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).
 NULL_MARGIN = 5.0
 # a gap right after a form of *have*, an adverb between or not: "she has (just) ___ (go)"
-GAP_AFTER_HAVE = re.compile(r"\b(?:ha(?:ve|s|d)(?:n'?t)?|(?:i|you|we|they|who)'?ve)\s+"
-                            r"(?:(?:never|already|just|finally|not|ever|always|recently)\s+)?_{2,}",
-                            re.IGNORECASE)
+GAP_AFTER_HAVE = re.compile(rf"\b{HAVE}\s+(?:(?:never|already|just|finally|not|ever|always|"
+                            r"recently)\s+)?_{2,}", re.IGNORECASE)
 
 
 def banned_forms(shown: str, question: str, headers: dict[str, str] | None = None) -> set[str]:
@@ -81,8 +81,6 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
 # Words by which a question asks whether its own words are right: the answer to "is 'more
 # taller' correct" is "taller", the question's words minus the wrong one
 VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
-# where a question that offers a choice divides its two sides (prompt.offers_choice)
-CHOICE_SPLIT = re.compile(r"\s+(?:or|vs\.?|versus)\s+|\s+/\s+")
 
 
 def only_echoes(answer: str, question: str) -> bool:
@@ -99,8 +97,8 @@ def only_echoes(answer: str, question: str) -> bool:
     asked, said = WORD.findall(question.lower()), WORD.findall(answer.lower())
     if not set(said) <= set(asked):
         return False
-    if offers_choice(question) and not has_gap(question):
-        left, right = (WORD.findall(side) for side in CHOICE_SPLIT.split(question.lower(), 1))
+    left, right = (WORD.findall(side) for side in choice_sides(question.lower()))
+    if right and not has_gap(question):  # a choice offered
         return set(said) <= set(left) & set(right) and _holds(left, said) == _holds(right, said)
     return not (asked_kinds(question) or has_gap(question)
                 or set(asked) & (GENERIC_NAMES | VERDICT_WORDS))

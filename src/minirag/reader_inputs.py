@@ -94,9 +94,8 @@ def in_question(ids: list[int], tokenizer, pieces=None, stems: bool = False) -> 
     question = {word_at[c] for c in range(starts[q_end])} - {""}
     shown = {word_at[c] for c in starts[q_end:]}
     lacking = {stem(w) for w in question - shown - STOPWORDS if len(w) >= 4} if stems else set()
-    return [int(i > q_end and (word_at[c] in question
-                               or (word_at[c] != "" and stem(word_at[c]) in lacking)))
-            for i, c in enumerate(starts)]
+    flagged = question | {w for w in shown - {""} if lacking and stem(w) in lacking}
+    return [int(i > q_end and word_at[c] in flagged) for i, c in enumerate(starts)]
 
 
 def token_types(ids: list[int], tokenizer, n_columns: int = N_COLUMNS,

@@ -18,7 +18,7 @@ import re
 
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, arrows, asked_kinds, regular_forms
+from minirag.forms import FORM_NAMES, HAVE, arrows, asked_kinds, regular_forms
 
 
 def cue_words(query: str) -> list[str]:
@@ -56,8 +56,7 @@ def row_headers(text: str, header: str = "") -> dict[str, str]:
     return out
 
 
-# a form of *have* before a verb: what follows it should be a participle
-HAVE_FORMS = frozenset("have has had haven't hasn't hadn't i've you've we've they've".split())
+HAVE_FORM = re.compile(HAVE)  # a form of *have* before a verb: a participle should follow
 
 
 def past_not_participle(cells: list[str], header: list[str]) -> set[str]:
@@ -137,7 +136,7 @@ class RowIndex:
                 if w in cues or columns & named:
                     best[i] = max(best.get(i, 0.0), idf(w))
         for a, w in zip(tokens, tokens[1:]):  # "she has wrote": the participle's slot
-            if a in HAVE_FORMS:
+            if HAVE_FORM.fullmatch(a):
                 for i in self.after_have.get(w, ()):
                     best[i] = max(best.get(i, 0.0), idf(w))
         for a, w in enumerate(tokens):
