@@ -238,8 +238,8 @@ def test_an_adapter_is_routed_by_the_task_saved_in_its_file(tmp_path, base):
     """The trained adapter names its task, the reader applies it to the questions of that
     task only; routed=False applies it everywhere; a task with no route is refused."""
     from minimodel.lora import LoRA, LoRAConfig
-    from minirag.prompt import offers_choice
     from minirag.reader import ROUTES
+    from minirag.reader_inputs import offers_choice
 
     assert ROUTES[TASK] is offers_choice
     for task in (TASK, "definition", None):

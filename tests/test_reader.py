@@ -16,14 +16,7 @@ from minirag.chunk import Chunk, load_kb
 from minirag.eval.metrics import normalise_answer
 from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
-from minirag.prompt import (
-    IDK_TEXT,
-    STOPWORDS,
-    build_prompt,
-    choice_sides,
-    offers_choice,
-    question_of,
-)
+from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
 from minirag.reader import (
     AUXILIARIES,
     Reader,
@@ -31,7 +24,12 @@ from minirag.reader import (
     banned_forms,
     only_echoes,
 )
-from minirag.reader_inputs import columns, token_types, windows
+from minirag.reader_inputs import (
+    columns,
+    offers_choice,
+    token_types,
+    windows,
+)
 from minirag.training.eval_filter import eval_filter
 from minirag.training.facts import (
     HELD_OUT_VERBS,
@@ -379,24 +377,6 @@ def test_answer_in_prompt_means_in_one_window_as_exact_match_reads_it(tok):
 
 
 # ------------------------------------------------------------ a skill's adapter, routed
-
-
-@pytest.mark.parametrize("question, offered", [
-    ("went or gone?", True), ("is it Went OR gone", True), ("much vs many", True),
-    ("lie versus lay", True), ("dreamt / dreamed ??", True),
-    ("past of go", False), ("study: he/she form", False),  # "/" inside a word offers none
-    ("what does 'order' mean", False), ("or", False), ("either is fine", False),
-])
-def test_offers_choice_on_hand_built_questions(question, offered):
-    assert offers_choice(question) is offered
-    # a question that offers a choice has two sides; one that offers none is all one side
-    assert bool(choice_sides(question)[1]) is offered
-
-
-def test_question_of_reads_the_question_back_from_a_prompt(tok):
-    assert question_of(build_prompt("went or gone?", [chunk(TABLE)], tokenizer=tok).token_ids,
-                       tok) == "went or gone?"
-    assert question_of(build_prompt("past of go", [], tokenizer=tok).token_ids, tok) == "past of go"
 
 
 def test_a_skill_reads_the_questions_it_accepts_and_the_base_the_rest(tok):

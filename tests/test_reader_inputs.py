@@ -1,7 +1,7 @@
 """reader_inputs.py: what the reader is given, on hand-built prompts: the table column of each
 token, the question-match flags (exact words in training, the stems of missing words at
 reading time) folded into token types, struck-out text, and where a word goes on across a
-hyphen or an apostrophe."""
+hyphen or an apostrophe; and the readings of a question (its kind, and read back from ids)."""
 
 import pytest
 
@@ -10,9 +10,12 @@ from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import build_prompt
 from minirag.reader_inputs import (
     N_COLUMNS,
+    choice_sides,
     columns,
     in_question,
     inside_word,
+    offers_choice,
+    question_of,
     struck_out,
     token_types,
 )
@@ -87,3 +90,22 @@ def test_struck_out_marks_the_wrong_forms_and_their_marks(tok, text, kept):
 def test_inside_word_joins_letters_across_hyphens_and_apostrophes(text, inside):
     data = text.encode()
     assert [at for at in range(len(data) + 1) if inside_word(data, at)] == inside
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("went or gone?", True), ("is it Went OR gone", True), ("much vs many", True),
+    ("lie versus lay", True), ("dreamt / dreamed ??", True),
+    ("past of go", False), ("study: he/she form", False),  # "/" inside a word offers none
+    ("what does 'order' mean", False), ("or", False), ("either is fine", False),
+])
+def test_offers_choice_on_hand_built_questions(question, offered):
+    assert offers_choice(question) is offered
+    # a question that offers a choice has two sides; one that offers none is all one side
+    assert bool(choice_sides(question)[1]) is offered
+
+
+def test_question_of_reads_the_question_back_from_a_prompt(tok):
+    table = [Chunk("b" * 12, "| go | went | gone |", "t.md", 0, {"section": "T"})]
+    assert question_of(build_prompt("went or gone?", table, tokenizer=tok).token_ids,
+                       tok) == "went or gone?"
+    assert question_of(build_prompt("past of go", [], tokenizer=tok).token_ids, tok) == "past of go"

@@ -124,10 +124,17 @@ def cmd_ask(args) -> dict:
 
 
 EMBEDDERS = ["hashing", "biencoder", "minilm"]
-ROWS_HELP = "fuse the table rows the question looks up (default: the pipeline's choice)"
-THESAURUS_HELP = ("expand the words the KB lacks with the teacher's thesaurus "
-                  "(default: the pipeline's choice)")
 EMBEDDER_HELP = "the hybrid's dense half (default: the pipeline's; minilm needs `make teacher`)"
+
+
+def add_retriever_options(s: argparse.ArgumentParser) -> None:
+    """--embedder, --rows and --thesaurus: what `search` and `ask` retrieve with."""
+    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
+    s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None,
+                   help="fuse the table rows the question looks up (default: the pipeline's)")
+    s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
+                   help="expand the words the KB lacks with the teacher's thesaurus "
+                   "(default: the pipeline's)")
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse", "teached or taught?",
                   "what does vivir mean in portuguese"]
 
@@ -217,12 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=5, help="number of results (>= 1)")
     s.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
-    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--explain", action="store_true", help="show ranks and BM25 term weights")
     s.add_argument("--rerank", action="store_true", help="re-rank the top 20 by cross-encoder")
-    s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
-    s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
-                   help=THESAURUS_HELP)
+    add_retriever_options(s)
 
     s = add("eval", cmd_eval, print_eval, "Recall@k, MRR, nDCG, latency for every config")
     s.add_argument("--split", choices=SPLITS, default="test",
@@ -234,12 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("ask", cmd_ask, print_ask, "answer a question with citations, or abstain")
     s.add_argument("question", help='the question; "-" reads it from standard input')
     s.add_argument("-k", type=int, default=3, help="chunks to retrieve (>= 1)")
-    s.add_argument("--embedder", choices=EMBEDDERS, help=EMBEDDER_HELP)
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="re-rank with the cross-encoder (default: the pipeline's choice)")
-    s.add_argument("--rows", action=argparse.BooleanOptionalAction, default=None, help=ROWS_HELP)
-    s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
-                   help=THESAURUS_HELP)
+    add_retriever_options(s)
     adapters = s.add_mutually_exclusive_group()
     adapters.add_argument("--adapter", type=Path, help="a LoRA adapter (default: the pipeline's)")
     adapters.add_argument("--no-adapter", action="store_true", help="read with the base alone")

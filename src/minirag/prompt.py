@@ -4,9 +4,8 @@ What it is: two templates. COMPACT_TEMPLATE is the MiniGPT reader's: special tok
 delimiters, the question first (a causal reader then reads every context token already knowing
 the question), each chunk cut to its most query-relevant window so that three fit in 64
 tokens. FULL_TEMPLATE is the long "grammar tutor" prompt for an external LLM, with no budget.
-Last, two readings of a question the reader needs: `offers_choice` (does it offer two
-options? the choice adapter's questions) and `question_of` (a compact prompt's question, read
-back from its ids). What it leaves out: re-ranking (the chunks arrive in rank order and keep it).
+What it leaves out: re-ranking (the chunks arrive in rank order and keep it), and what the
+reader reads back from a prompt (reader_inputs.py: its windows, its question and what kind).
 Follows DESIGN §3 `minirag.prompt`; the budget arithmetic is in theory/05.
 """
 
@@ -246,37 +245,3 @@ def _full_prompt(query: str, chunks: list[Chunk], template: Template, tokenizer)
     text = template.frame.format(question=query.strip(), context="".join(items) or "(none)\n")
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(chunks)}
     return Prompt(text, tokenizer.encode(text), citations, [])
-
-
-# Two options offered: "went or gone?", "a vs b", "x / y" (the frames of choice_data.py)
-_CHOICE = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)|(?<=\S)\s+/\s+(?=\S)",
-                     re.IGNORECASE)
-
-
-def offers_choice(question: str) -> bool:
-    """Does the question offer two options to choose from? The questions the choice adapter
-    was trained on, and the only ones it is applied to (reader.ROUTES).
-    Example: offers_choice("went or gone?") -> True; offers_choice("past of go") -> False"""
-    return bool(_CHOICE.search(question))
-
-
-def choice_sides(question: str) -> tuple[str, str]:
-    """The text before and after the word that offers the choice ("or", "vs", "/"); the whole
-    question and "" when it offers none.
-    Example: choice_sides("went or gone?") -> ("went", "gone?")"""
-    return (*_CHOICE.split(question, 1), "")[:2]
-
-
-def has_gap(question: str) -> bool:
-    """Does the question hold a gap to fill, two or more underscores ("she ___ (go) home")?
-    Example: has_gap("we ___ (swim) yesterday") -> True; has_gap("past of swim") -> False"""
-    return "__" in question
-
-
-def question_of(ids: list[int], tokenizer) -> str:
-    """The question of a compact prompt's ids: the text between <|q|> and the first
-    <|ctx|> (or <|a|>, with no context)."""
-    q, stops = tokenizer.encode_special(Q)[0], {tokenizer.encode_special(t)[0] for t in (CTX, A)}
-    start = ids.index(q) + 1 if q in ids else 0
-    end = next((i for i in range(start, len(ids)) if ids[i] in stops), len(ids))
-    return tokenizer.decode(ids[start:end])

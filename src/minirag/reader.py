@@ -31,8 +31,19 @@ from minirag.forms import (
     other_columns,
     other_forms,
 )
-from minirag.prompt import IDK_TEXT, Prompt, choice_sides, has_gap, offers_choice, question_of
-from minirag.reader_inputs import WORD, inside_word, pieces_of, struck_out, token_types, windows
+from minirag.prompt import IDK_TEXT, Prompt
+from minirag.reader_inputs import (
+    WORD,
+    choice_sides,
+    has_gap,
+    inside_word,
+    offers_choice,
+    pieces_of,
+    question_of,
+    struck_out,
+    token_types,
+    windows,
+)
 from minirag.tables import cue_words
 
 READER_PATH = MODELS_DIR / "reader.npz"

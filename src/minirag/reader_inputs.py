@@ -3,8 +3,10 @@
 What it is: `windows` (the token ranges an answer may come from, one per chunk), `columns`
 (TAPAS-style: which table cell each token sits in) and `in_question` (DrQA's exact-match flag:
 this context word is also a question word), joined in `token_types`, the one id per token the
-reader's trunk embeds; and two readings of a window's text the reader's answer rules need,
-`struck_out` (the KB's "~~wrong~~" forms) and `inside_word`. Training builds its batches with
+reader's trunk embeds; two readings of a window's text the reader's answer rules need,
+`struck_out` (the KB's "~~wrong~~" forms) and `inside_word`; and the readings of the question
+(`question_of`: a compact prompt's question, read back from its ids; `offers_choice`,
+`choice_sides`, `has_gap`: what kind of question it is). Training builds its batches with
 them (training/reader_train.py), the Reader its inputs at reading time (reader.py).
 What it leaves out: the model (minimodel.SpanReader) and the answer rules (reader.py).
 Why: theory/07, "Column embeddings" and "Question-match flags".
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from minirag.files.special_tokens import CTX, MARKERS, A
+from minirag.files.special_tokens import CTX, MARKERS, A, Q
 from minirag.forms import stem
 from minirag.prompt import STOPWORDS
 
@@ -139,3 +141,37 @@ def struck_out(pieces: list[str]) -> list[bool]:
     for c in range(start if start is not None else len(text), len(text)):
         out[owner[c]] = True  # struck to the window's end
     return out
+
+
+# Two options offered: "went or gone?", "a vs b", "x / y" (the frames of choice_data.py)
+_CHOICE = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)|(?<=\S)\s+/\s+(?=\S)",
+                     re.IGNORECASE)
+
+
+def offers_choice(question: str) -> bool:
+    """Does the question offer two options to choose from? The questions the choice adapter
+    was trained on, and the only ones it is applied to (reader.ROUTES).
+    Example: offers_choice("went or gone?") -> True; offers_choice("past of go") -> False"""
+    return bool(_CHOICE.search(question))
+
+
+def choice_sides(question: str) -> tuple[str, str]:
+    """The text before and after the word that offers the choice ("or", "vs", "/"); the whole
+    question and "" when it offers none.
+    Example: choice_sides("went or gone?") -> ("went", "gone?")"""
+    return (*_CHOICE.split(question, 1), "")[:2]
+
+
+def has_gap(question: str) -> bool:
+    """Does the question hold a gap to fill, two or more underscores ("she ___ (go) home")?
+    Example: has_gap("we ___ (swim) yesterday") -> True; has_gap("past of swim") -> False"""
+    return "__" in question
+
+
+def question_of(ids: list[int], tokenizer) -> str:
+    """The question of a compact prompt's ids: the text between <|q|> and the first
+    <|ctx|> (or <|a|>, with no context)."""
+    q, stops = tokenizer.encode_special(Q)[0], {tokenizer.encode_special(t)[0] for t in (CTX, A)}
+    start = ids.index(q) + 1 if q in ids else 0
+    end = next((i for i in range(start, len(ids)) if ids[i] in stops), len(ids))
+    return tokenizer.decode(ids[start:end])
