@@ -135,6 +135,8 @@ def add_retriever_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--thesaurus", action=argparse.BooleanOptionalAction, default=None,
                    help="expand the words the KB lacks with the teacher's thesaurus "
                    "(default: the pipeline's)")
+
+
 DEMO_QUESTIONS = ["what's the past participle of sing?", "plural of mouse", "teached or taught?",
                   "what does vivir mean in portuguese"]
 
