@@ -1,11 +1,15 @@
-"""Isolation tests for minirag.eval.harness's analysis helpers: hand-built chunks, no
-index."""
+"""Isolation tests for minirag.eval.harness's analysis helpers and eval.reading's scoring:
+hand-built chunks, no index."""
+
+from fakes import make_chunk, make_chunks
 
 from minirag.chunk import Chunk
 from minirag.eval.fusion import best_weight
 from minirag.eval.harness import aggregate, lexical_gaps
-from minirag.eval.reading import rows
+from minirag.eval.reading import gold_chunk, rows, score
 from minirag.eval.report import table
+from minirag.files.artifacts import load_tokenizer
+from minirag.reader import Reading
 
 
 def section(i: int) -> Chunk:
@@ -83,3 +87,28 @@ def test_reading_accuracy_counts_only_the_questions_whose_answer_was_shown():
     unseen = [(q, {"em": 0.0, "abstained": True, "cite_ok": 0.0, "in_prompt": 0.0})]
     for r in rows("oracle", unseen, answerable=True) + rows("retrieved", unseen, False):
         assert r["reading_accuracy"] is None and r["false_abstention_in_prompt"] is None
+
+
+class Answers:
+    """A fake reader that always answers `text`, citing the prompt's first chunk."""
+
+    def __init__(self, text: str):
+        self.text, self.tokenizer = text, load_tokenizer()
+
+    def read(self, prompt) -> Reading:
+        return Reading(f"{self.text} [#1]", self.text, "[#1]", False, 1.0, 0.0)
+
+
+def test_a_citation_is_right_when_its_chunk_holds_any_alternative_as_whole_words():
+    learned = make_chunk("| learn | learned | learned |", "verbs.md")
+    assert score(Answers("learned"), "past of learn", [learned], "learnt / learned")["cite_ok"]
+    assert score(Answers("learned"), "past of learn", [learned], "learnt")["cite_ok"] == 0.0
+    # a gold word inside a longer word is not held: "learn" is not in "| learned |"
+    assert score(Answers("learned"), "base of learned", [make_chunk("| learned |")],
+                 "learn")["cite_ok"] == 0.0
+
+
+def test_the_gold_chunk_is_found_by_any_alternative():
+    chunks = make_chunks(["| burn | burned | burned |", "| learn | learned | learned |"])
+    q = {"gold": [{"doc_id": "doc.md", "section": "S"}], "answer": "learnt / learned"}
+    assert gold_chunk(q, chunks) == chunks[1]

@@ -31,12 +31,13 @@ from minirag.training.reader_data import Example, nonce_verb
 def gold_chunk(q: dict, chunks: list[Chunk]) -> Chunk | None:
     """The oracle context: the chunk of a gold section whose lines (not its heading, which a
     prompt window never shows) contain the answer; failing that, any chunk of the section
-    that contains it."""
+    that contains it. "Contain" as exact match reads it: whole words, any of the alternatives
+    an answer lists ("learnt / learned")."""
     gold = {(g["doc_id"], g["section"]) for g in q["gold"]}
     inside = [c for c in chunks if (c.doc_id, c.metadata["section"]) in gold]
-    answer = q["answer"].split(" / ")[0].lower()
-    in_lines = (c for c in inside if answer in " ".join(units(c.text)).lower())
-    return next(in_lines, None) or next((c for c in inside if answer in c.text.lower()), None)
+    in_lines = (c for c in inside if exact_match(" ".join(units(c.text)), q["answer"]))
+    return next(in_lines, None) or next(
+        (c for c in inside if exact_match(c.text, q["answer"])), None)
 
 
 def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None,
@@ -44,7 +45,9 @@ def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None
     """One question: the reading, whether it is right, cited right, or abstained, and whether
     the answer was in front of the reader at all (`in_prompt`: in one window of the prompt, as
     exact match reads it). A span reader answers with part of one window, so `in_prompt` is
-    the most its `em` can be (barring a span that splits a word at an apostrophe or a digit)."""
+    the most its `em` can be (barring a span that splits a word at an apostrophe or a digit).
+    `cite_ok`: the chunk its marker cites holds the answer (one of its alternatives), as
+    whole words, as exact match reads them."""
     prompt = build_prompt(question, chunks, tokenizer=reader.tokenizer, idf=idf)
     r = reader.read(prompt)
     cited = {c.id: c for c in chunks}.get(prompt.citations.get(r.marker, ""), None)
@@ -54,7 +57,7 @@ def score(reader: Reader, question: str, chunks: list[Chunk], answer: str | None
     return {"abstained": r.abstained, "em": float(ok), "text": r.text,
             "in_prompt": float(answer is not None and any(exact_match(w, answer) for w in shown)),
             "cite_ok": float(cited is not None and answer is not None
-                             and answer.lower() in cited.text.lower())}
+                             and bool(exact_match(cited.text, answer)))}
 
 
 def rows(context: str, scored: list[tuple[dict, dict]], answerable: bool,
