@@ -109,9 +109,10 @@ def test_eval_json_shape(small_kb, tmp_path):
     out = json.loads(r.stdout)
     rows = {(row["config"], row["group"]): row for row in out["retrieval"]}
     assert {"dense(hashing)", "bm25", "hybrid(hashing+bm25)"} <= {c for c, _ in rows}
-    # every hybrid, with or without rows, has its re-ranked twin (the re-ranker is shipped)
-    assert {"hybrid(hashing+bm25)+rerank", "hybrid(hashing+bm25+rows)+rerank"} <= {
-        c for c, _ in rows}
+    # every hybrid, with or without rows and thesaurus, has its re-ranked twin (both shipped)
+    hybrids = {c for c, _ in rows if c.startswith("hybrid") and not c.endswith("+rerank")}
+    assert {"hybrid(hashing+bm25+rows)", "hybrid(hashing+bm25+rows+thesaurus)"} <= hybrids
+    assert {c + "+rerank" for c in hybrids} <= {c for c, _ in rows}
     row = rows[("hybrid(hashing+bm25)", "all")]
     assert row["n"] == 1 and row["recall@1"] == 1.0 and row["mrr@10"] == 1.0
     assert {"recall@3", "recall@5", "recall@10", "ndcg@10", "p50_ms", "p95_ms"} <= set(row)

@@ -40,9 +40,8 @@ SWEEP = ((32, 0), (32, 8), (64, 0), (64, 12), (150, 0), (150, 20), (300, 0), (30
 def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
     """Config name (DESIGN §3 cli) -> (retriever, mode); bi-encoder rows only if it is shipped,
     the teacher's (minilm) only if it is installed (`make teacher`), "+rerank" rows (each
-    hybrid's top 20, with or without rows, re-ranked by the cross-encoder) only if the
-    re-ranker is shipped, "+thesaurus" rows (the query expanded, encoders/thesaurus.py) only if
-    the thesaurus is."""
+    hybrid's top 20, re-ranked by the cross-encoder) only if the re-ranker is shipped,
+    "+thesaurus" rows (the query expanded, encoders/thesaurus.py) only if the thesaurus is."""
     configs = {}
     reranker = CrossEncoder.load() if RERANKER_PATH.is_file() else None  # one cache for all
     thesaurus = Thesaurus.load() if THESAURUS_PATH.is_file() else None
@@ -59,16 +58,16 @@ def configurations(kb: Path = DEFAULT_KB) -> dict[str, tuple[Retriever, str]]:
         configs[f"dense({embedder})"] = (r, "dense")
         if embedder == "hashing":
             configs["bm25"] = (r, "bm25")
-        configs[f"hybrid({embedder}+bm25)"] = (r, "hybrid")
-        configs[f"hybrid({embedder}+bm25+rows)"] = (
-            Retriever(index.store, index.bm25, rows=True), "hybrid")
+        variants = {"": {}, "+rows": {"rows": True}}  # name suffix -> the Retriever's options
         if thesaurus is not None:
-            configs[f"hybrid({embedder}+bm25+rows+thesaurus)"] = (
-                Retriever(index.store, index.bm25, rows=True, thesaurus=thesaurus), "hybrid")
+            variants["+rows+thesaurus"] = {"rows": True, "thesaurus": thesaurus}
+        for suffix, options in variants.items():
+            configs[f"hybrid({embedder}+bm25{suffix})"] = (
+                Retriever(index.store, index.bm25, **options), "hybrid")
         if reranker is not None:
-            for rows in (False, True):
-                configs[f"hybrid({embedder}+bm25{'+rows' * rows})+rerank"] = (
-                    Retriever(index.store, index.bm25, reranker=reranker, rows=rows), "hybrid")
+            for suffix, options in variants.items():
+                configs[f"hybrid({embedder}+bm25{suffix})+rerank"] = (
+                    Retriever(index.store, index.bm25, reranker=reranker, **options), "hybrid")
         weighted = replace_weights(r, (CHOSEN_ON_DEV[embedder], 1.0))
         configs[f"wrrf({embedder}+bm25)"] = (weighted, "hybrid")
     return configs
