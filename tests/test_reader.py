@@ -259,12 +259,6 @@ def test_an_answer_that_only_echoes_a_question_asking_no_form():
     assert only_echoes("the river", "across the river vs over the river?")
     assert not only_echoes("a small red", "a red small car or a small red car")  # its order
     assert not only_echoes("went", "went / gone, which is the past of go?")
-    # any other echo must hold an option: the word nearest the choice that the other side lacks
-    assert not only_echoes("swum", "have swum or have swam?")
-    assert not only_echoes("in the train", "on the train or in the train")
-    assert only_echoes("list", "commas or dashes in a long list")
-    assert only_echoes("a long list", "commas or dashes in a long list")
-    assert not only_echoes("dashes", "commas or dashes in a long list")
 
 
 @given(st.integers(0, 10_000))

@@ -102,29 +102,17 @@ def only_echoes(answer: str, question: str) -> bool:
     question's word may be the answer ("cut + have: which form?" -> "cut"). To a question that
     offers a choice, an echo of words both sides share must be a run of one side only: to "on
     the train or in the train", "on the train" chooses and "train" does not; to "a red small car
-    or a small red car", "a small red" chooses by its order. Any other echo must hold an option:
-    the word nearest the choice on either side that the other side lacks (`_options`); to "and
-    or but in formal writing", "formal" chooses nothing.
+    or a small red car", "a small red" chooses by its order.
     Example: only_echoes("descale", "how can i descale my kettle") -> True;
         only_echoes("cut", "cut + have: which form?") -> False"""
     asked, said = WORD.findall(question.lower()), WORD.findall(answer.lower())
     if not set(said) <= set(asked):
         return False
-    exempt = asked_kinds(question) or set(asked) & (GENERIC_NAMES | VERDICT_WORDS)
     left, right = (WORD.findall(side) for side in choice_sides(question.lower()))
     if right and not has_gap(question):  # a choice offered
-        if set(said) <= set(left) & set(right):
-            return _holds(left, said) == _holds(right, said)
-        return not (exempt or set(said) & _options(left, right))
-    return not (exempt or has_gap(question))
-
-
-def _options(left: list[str], right: list[str]) -> set[str]:
-    """The words a choice is between: on each side, the word nearest the choice word that the
-    other side lacks. Example: _options(["has", "showed"], ["has", "shown"]) -> {"showed",
-    "shown"}; _options(["with", "and"], ["but", "in", "formal"]) -> {"and", "but"}"""
-    return {next((w for w in reversed(left) if w not in right), ""),
-            next((w for w in right if w not in left), "")} - {""}
+        return set(said) <= set(left) & set(right) and _holds(left, said) == _holds(right, said)
+    return not (asked_kinds(question) or has_gap(question)
+                or set(asked) & (GENERIC_NAMES | VERDICT_WORDS))
 
 
 def _holds(words: list[str], run: list[str]) -> bool:
