@@ -22,6 +22,7 @@ from minirag.reader import (
     Reader,
     Skill,
     banned_forms,
+    narrowed_cell,
     only_echoes,
 )
 from minirag.reader_inputs import (
@@ -301,6 +302,24 @@ def test_whatever_the_weights_the_answer_stands_under_the_column_asked(tok, seed
              "| sing | sang | sung |\n| ring | rang | rung |")
     r = reader.read(build_prompt("past participle of sing", [chunk(table)], tokenizer=tok))
     assert r.abstained or not {"sing", "sang"} & set(r.answer.split())
+
+
+def test_a_cell_the_question_singles_out_of_its_row():
+    row = "| we | us | ourselves |"
+    assert narrowed_cell(row, "Ourselves", ("us", "we"))
+    assert not narrowed_cell(row, "ourselves", ())  # nothing ruled out: nothing singled out
+    assert not narrowed_cell(row, "ours", ("us",))  # not a whole cell
+    assert not narrowed_cell(row + "\n| they | them | themselves |", "ourselves", ("them",))
+    assert not narrowed_cell("we → ourselves", "ourselves", ("we",))  # an arrow, not a row
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_past_a_huge_margin_only_a_singled_out_cell_answers(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9)  # never, but...
+    table = ("| Base form | Past simple | Past participle |\n|---|---|---|\n"
+             "| sing | sang | sung |\n| ring | rang | rung |")
+    r = reader.read(build_prompt("past participle of sing", [chunk(table)], tokenizer=tok))
+    assert r.abstained or r.answer == "sung"  # ...the cell the column rule leaves in its row
 
 
 @given(st.integers(0, 10_000))

@@ -2,7 +2,8 @@
 
 What it is: `Reader`: a Prompt in, the best span of one chunk's window with its [#n] marker
 out (never struck-out text, never a form the question does not ask for: `banned_forms`), or
-"I don't know" when no span beats the null position by NULL_MARGIN; a LoRA adapter's `Skill`
+"I don't know" when no span beats the null position by NULL_MARGIN (by 0 for a table cell
+the question's words single out of its row: `narrowed_cell`); a LoRA adapter's `Skill`
 reads the questions of its task (`ROUTES`), the base the rest. Its inputs (windows, table
 columns, question-match flags) are computed as training computes them (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
@@ -87,6 +88,20 @@ def banned_forms(shown: str, question: str, headers: dict[str, str] | None = Non
         return columns
     return columns | other_forms(shown, question) | \
         foreign_forms(shown, cue or set(WORD.findall(question.lower())))
+
+
+def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
+    """Is `answer` a whole cell of a table row in `shown` whose other cells `banned_forms` ruled
+    out? Then the question's words picked the cell, and the reader need only prefer it to "I
+    don't know" (margin 0, not NULL_MARGIN): to "reflexive pronoun for we" beside "| we | us |
+    our | ours | ourselves |", the column rule leaves "ourselves" alone in its row.
+    Example: narrowed_cell("| we | us | ourselves |", "ourselves", ("us", "we")) -> True"""
+    answer = answer.lower()
+    for line in shown.lower().splitlines():
+        cells = [c.strip(" *") for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and answer in cells and set(ruled_out) & set(cells):
+            return True
+    return False
 
 
 # Words by which a question asks whether its own words are right: the answer to "is 'more
@@ -196,7 +211,9 @@ class Reader:
                                has_gap(question))
         answer = self.tokenizer.decode(ids[s:e + 1]).strip() if s >= 0 else ""
         by_skill = model is not self.model
-        if s < 0 or null + self.null_margin >= span or not answer or only_echoes(answer, question):
+        margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
+            else self.null_margin
+        if s < 0 or null + margin >= span or not answer or only_echoes(answer, question):
             return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
         marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
