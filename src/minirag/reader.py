@@ -96,12 +96,9 @@ def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
     don't know" (margin 0, not NULL_MARGIN): to "reflexive pronoun for we" beside "| we | us |
     our | ours | ourselves |", the column rule leaves "ourselves" alone in its row.
     Example: narrowed_cell("| we | us | ourselves |", "ourselves", ("us", "we")) -> True"""
-    answer = answer.lower()
-    for line in shown.lower().splitlines():
-        cells = [c.strip(" *") for c in line.strip().strip("|").split("|")]
-        if line.lstrip().startswith("|") and answer in cells and set(ruled_out) & set(cells):
-            return True
-    return False
+    rows = "\n".join(line for line in shown.splitlines() if line.lstrip().startswith("|"))
+    return any(answer.lower() in keys | forms and set(ruled_out) & (keys | forms)
+               for keys, forms in entries(rows))
 
 
 # Words by which a question asks whether its own words are right: the answer to "is 'more
