@@ -96,6 +96,8 @@ def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
     don't know" (margin 0, not NULL_MARGIN): to "reflexive pronoun for we" beside "| we | us |
     our | ours | ourselves |", the column rule leaves "ourselves" alone in its row.
     Example: narrowed_cell("| we | us | ourselves |", "ourselves", ("us", "we")) -> True"""
+    if not ruled_out:  # nothing ruled out, nothing singled out: most readings stop here
+        return False
     rows = "\n".join(line for line in shown.splitlines() if line.lstrip().startswith("|"))
     return any(answer.lower() in keys | forms and set(ruled_out) & (keys | forms)
                for keys, forms in entries(rows))
