@@ -23,6 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
+    ["mistakes"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

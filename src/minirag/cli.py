@@ -105,6 +105,7 @@ def answer_json(question: str, a) -> dict:
                         "section": c.metadata["section"], "text": c.text}
                        for i, c in enumerate(a.chunks)],
             "adapter_read": a.reading.by_skill, "ruled_out": list(a.reading.ruled_out),
+            "corrects": a.reading.corrects,
             "timings_ms": a.timings}
 
 

@@ -4,8 +4,10 @@ What it is: `Reader`: a Prompt in, the best span of one chunk's window with its 
 out (never struck-out text, never a form the question does not ask for: `banned_forms`), or
 "I don't know" when no span beats the null position by NULL_MARGIN (by 0 for a table cell
 the question's words single out of its row: `narrowed_cell`); a LoRA adapter's `Skill`
-reads the questions of its task (`ROUTES`), the base the rest. Its inputs (windows, table
-columns, question-match flags) are computed as training computes them (reader_inputs.py).
+reads the questions of its task (`ROUTES`), the base the rest. A question that quotes a
+mistake the prompt strikes out and asks if it is right gets the KB's correction, whole, with no
+model (mistakes.py). Its inputs (windows, table columns, question-match flags) are computed as
+training computes them (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
 (minimodel.SpanReader) and training (training/reader_train.py).
 Why: theory/07; the margin: theory/05 §4.
@@ -13,6 +15,7 @@ Why: theory/07; the margin: theory/05 §4.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,11 +35,13 @@ from minirag.forms import (
     other_columns,
     other_forms,
 )
+from minirag.mistakes import VERDICT_WORDS, correcting_cell, correction_core
 from minirag.prompt import IDK_TEXT, Prompt
 from minirag.reader_inputs import (
     WORD,
     choice_sides,
     has_gap,
+    holds_run,
     inside_word,
     offers_choice,
     pieces_of,
@@ -103,11 +108,6 @@ def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
                for keys, forms in entries(rows))
 
 
-# Words by which a question asks whether its own words are right: the answer to "is 'more
-# taller' correct" is "taller", the question's words minus the wrong one
-VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
-
-
 def only_echoes(answer: str, question: str) -> bool:
     """Is `answer` made only of the question's own words, to a question that asks for no form
     (names none, has no gap, never says "form") and no verdict on its own words
@@ -124,14 +124,10 @@ def only_echoes(answer: str, question: str) -> bool:
         return False
     left, right = (WORD.findall(side) for side in choice_sides(question.lower()))
     if right and not has_gap(question):  # a choice offered
-        return set(said) <= set(left) & set(right) and _holds(left, said) == _holds(right, said)
+        return set(said) <= set(left) & set(right) and \
+            holds_run(left, said) == holds_run(right, said)
     return not (asked_kinds(question) or has_gap(question)
                 or set(asked) & (GENERIC_NAMES | VERDICT_WORDS))
-
-
-def _holds(words: list[str], run: list[str]) -> bool:
-    """Is `run` a contiguous run of `words`? Example: _holds(["a", "big", "box"], ["big", "box"])"""
-    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
 
 
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
@@ -151,10 +147,11 @@ class Reading:
     answer: str | None  # the span's text, None when abstaining
     marker: str | None  # "[#1]" .. "[#4]" of the chunk the span is in
     abstained: bool
-    span_score: float  # best start + end score of a span
-    null_score: float  # start + end score of the null position (<|a|>)
+    span_score: float  # best start + end score of a span (nan when no model read it)
+    null_score: float  # start + end score of the null position (<|a|>), or nan as above
     by_skill: bool = False  # read by a Skill's model (a routed adapter), not the base
     ruled_out: tuple[str, ...] = ()  # entry forms in the prompt that `banned_forms` kept out
+    corrects: str | None = None  # the struck-out mistake whose correction is the answer
 
 
 class Reader:
@@ -193,11 +190,19 @@ class Reader:
         """`read` of a compact prompt's token ids (a training example's, say); `headers`: its
         rows' header rows (Prompt.headers), for `banned_forms`."""
         question = question_of(ids, self.tokenizer)  # decoded once: routing and cells
-        model = self._route(question)
-        start, end = self.scores(ids, model)  # [T], [T]
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
-        shown = "\n".join(self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs)
+        seen = [self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs]  # each window's text
+        fix = correcting_cell([self.tokenizer.decode(ids[a:b]) for a, b in cells], seen, question)
+        if fix is not None:  # the KB's own correction of the mistake quoted: no model needed
+            (a, b), wrong = cells[fix[0]], fix[1]
+            answer = correction_core(self.tokenizer.decode(ids[a:b]))
+            marker = self._marker(segs, a)
+            return Reading(f"{answer} {marker}", answer, marker, False, math.nan, math.nan,
+                           corrects=wrong)
+        model = self._route(question)
+        start, end = self.scores(ids, model)  # [T], [T]
+        shown = "\n".join(seen)
         banned, ruled_out = banned_forms(shown, question, headers), ()
         if banned:  # a cell is banned by the longest entry form it starts with
             forms = banned.union(*(fs for _, fs in entries(shown)))
@@ -214,9 +219,14 @@ class Reader:
             else self.null_margin
         if s < 0 or null + margin >= span or not answer or only_echoes(answer, question):
             return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
-        marker = f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= s < hi) + 1}]"
+        marker = self._marker(segs, s)
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                        ruled_out)
+
+    @staticmethod
+    def _marker(segs: list[tuple[int, int]], at: int) -> str:
+        """The [#n] marker of the window that holds token `at`."""
+        return f"[#{next(i for i, (lo, hi) in enumerate(segs) if lo <= at < hi) + 1}]"
 
     def _cells(self, ids: list[int], lo: int, hi: int, choice: bool = False
                ) -> list[tuple[int, int]]:

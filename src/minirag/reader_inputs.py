@@ -25,6 +25,12 @@ N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+def holds_run(words: list[str], run: list[str]) -> bool:
+    """Is `run` a contiguous run of `words`?
+    Example: holds_run(["a", "big", "box"], ["big", "box"]) -> True"""
+    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
+
+
 def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
     """(lo, hi) token ranges of the chunk windows in a compact prompt, in marker order."""
     marker_ids = {tokenizer.encode_special(m)[0] for m in MARKERS}

@@ -1,0 +1,97 @@
+"""The KB's corrections of its struck-out mistakes, and the one a question asks for.
+
+What it is: the KB strikes a learner's mistake through and shows its correction, after an arrow
+("~~I have went.~~ → I have gone.") or before a "(not ...)" ("I've known her for years. (not
+~~I've been knowing her~~)"). `corrections` reads those pairs out of a prompt's window;
+`correcting_cell` finds, for a question that quotes one of the mistakes and asks whether it is
+right (VERDICT_WORDS, "can I say", or two options), the cell of the reader's window that holds
+its correction. The reader answers that cell whole (reader.py): the KB's own words, read, not
+guessed, so they follow an edited KB as the span reader does.
+What it leaves out: a mistake the question words differently from the KB ("they like tea,
+isn't it?" against "~~You like pizza, isn't it?~~"): that one is the span reader's to read, or
+to abstain on; and corrections the KB gives in prose without striking the mistake out.
+Why: theory/07, "Some answers need no model".
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from minirag.reader_inputs import WORD, holds_run, offers_choice
+
+# Words by which a question asks whether its own words are right: the answer to "is 'more
+# taller' correct" is "taller", the question's words minus the wrong one
+VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
+# "~~wrong~~ → right" (to the line's end or the next struck text) and "right (not ~~wrong~~"
+AFTER_ARROW = re.compile(r"~~([^~\n]+)~~[ \t]*→[ \t]*([^~\n]+)")
+BEFORE_NOT = re.compile(r"^([^\n]*?)[ \t]*\(not ~~([^~\n]+)~~")
+# a correction read before "(not ~~X~~)" must be spelled at least this much like X
+# (difflib's ratio, 0..1): a window may have cut the line it stood on
+LIKENESS = 0.5
+LIST_MARKS = frozenset(",;|→")  # a correction holding one of them is several cells
+
+
+def corrections(window: str) -> list[tuple[str, str, bool]]:
+    """The (wrong, right, by_arrow) triples of the struck-out mistakes in one window of a
+    prompt. Before "(not ~~X~~)", the correction runs back to a colon or the line's start, or
+    is the line before when the mark starts its line.
+    Example: corrections("~~I have went.~~ → I have gone.") ->
+        [("I have went.", "I have gone.", True)]"""
+    found = [(wrong, right, True) for wrong, right in AFTER_ARROW.findall(window)]
+    lines = window.splitlines()
+    for n, line in enumerate(lines):
+        for before, wrong in BEFORE_NOT.findall(line):
+            right = before.rsplit(":", 1)[-1] if before.strip() else (lines[n - 1] if n else "")
+            found.append((wrong, right, False))
+    return found
+
+
+def correction_core(cell: str) -> str:
+    """A cell's words that correct: no bullet, no lead-in up to a colon, no remark in brackets,
+    no full stop.
+    Example: correction_core("- Note: opened (stress first).") -> "opened"
+    """
+    return cell.split("(")[0].rsplit(":", 1)[-1].strip(" -*\n").removesuffix(".").strip()
+
+
+def bare_words(text: str) -> list[str]:
+    """Lowercase words with apostrophes dropped, as learners type them: "I didn't" -> i, didnt."""
+    return WORD.findall(text.lower().replace("'", ""))
+
+
+def asks_verdict(question: str) -> bool:
+    """Does the question ask whether words are right ("... correct?", "can i say ...") or
+    which of two is?"""
+    return bool(set(bare_words(question)) & (VERDICT_WORDS | {"say"})) or offers_choice(question)
+
+
+def correcting_cell(cells: list[str], windows: list[str], question: str
+                    ) -> tuple[int, str] | None:
+    """(index of the cell, the mistake it corrects) for a question that asks for a verdict
+    (`asks_verdict`) and quotes, word for word (apostrophes aside: "she dont swim" quotes
+    "~~She don't swim~~"), a mistake one of `windows` strikes out; or None. The cell's
+    `correction_core` must be part of that mistake's correction and hold a word the mistake
+    lacks. Of several, the one spelled most like the mistake ("paid", not "laid", for
+    "~~payed~~"). A correction before "(not ~~X~~)" is trusted less than one after an arrow: it
+    must be one cell ("paid, laid (not ~~payed~~, ~~layed~~)" pairs nothing) spelled at least
+    LIKENESS like X.
+    Example: correcting_cell(["I have gone."], ["~~I have went.~~ → I have gone."],
+        "i have went home, correct?") -> (0, "I have went.")"""
+    if not asks_verdict(question):
+        return None
+    asked, cores = bare_words(question), [correction_core(c) for c in cells]
+    best, most = None, 0.0
+    for wrong, right, by_arrow in (t for window in windows for t in corrections(window)):
+        quoted = bare_words(wrong)
+        one_cell = by_arrow or LIST_MARKS.isdisjoint(right)
+        if not quoted or not holds_run(asked, quoted) or not one_cell:
+            continue
+        fixed, lacked = WORD.findall(right.lower()), set(WORD.findall(wrong.lower()))
+        for n, core in enumerate(cores):
+            said = WORD.findall(core.lower())
+            like = SequenceMatcher(None, " ".join(quoted), " ".join(bare_words(core))).ratio()
+            if said and holds_run(fixed, said) and set(said) - lacked \
+                    and (by_arrow or like >= LIKENESS) and (best is None or like > most):
+                best, most = (n, wrong), like
+    return best
