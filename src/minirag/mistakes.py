@@ -10,7 +10,7 @@ guessed, so they follow an edited KB as the span reader does.
 What it leaves out: a mistake the question words differently from the KB ("they like tea,
 isn't it?" against "~~You like pizza, isn't it?~~"): that one is the span reader's to read, or
 to abstain on; and corrections the KB gives in prose without striking the mistake out.
-Why: theory/07, "Some answers need no model".
+Why: theory/07 §9, "Some answers need no model".
 """
 
 from __future__ import annotations
