@@ -164,6 +164,13 @@ def test_minirag_ask_json_shape():
     assert set(out["citations"][0]) == {"marker", "chunk_id", "doc_id", "section"}
 
 
+def test_minirag_ask_answers_a_quoted_mistake_with_the_kbs_correction():
+    out = json.loads(ask("is 'i have went' correct?", "--json").stdout)
+    assert out["answer"].startswith("I have gone [#") and out["corrects"] == "I have went."
+    assert "~~I have went.~~" in ask("is 'i have went' correct?").stdout  # said in the text too
+    assert json.loads(ask("past participle of sing", "--json").stdout)["corrects"] is None
+
+
 @pytest.mark.parametrize("args, match", [(["  "], "empty"), (["go", "-k", "0"], "-k")])
 def test_minirag_ask_bad_input(args, match):
     r = ask(*args)

@@ -195,6 +195,8 @@ def print_ask(r):
     if r["ruled_out"]:
         print("   ruled out (in the prompt, but not the form or the word asked about): "
               + ", ".join(r["ruled_out"]))
+    if r["corrects"]:
+        print(f"   the KB's own correction of the mistake quoted, ~~{r['corrects']}~~")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))
