@@ -55,7 +55,7 @@ def test_the_cell_that_corrects_a_quoted_mistake():
     assert correcting_cell([" She doesn't swim."], arrow, "she dont swim, ok?") == (
         0, "She don't swim.")  # apostrophes aside
     assert correcting_cell([" She doesn't swim."], arrow, "he dont swim, ok?") is None  # not quoted
-    assert correcting_cell([" She doesn't swim."], arrow, "when she dont swim") is None  # no verdict
+    assert correcting_cell([" She doesn't swim."], arrow, "when she dont swim") is None  # asks none
     # of two corrections, the one whose mistake is quoted; of its cells, the one spelled like it
     assert correcting_cell(["bought", " taught"], [ARROWS], "we teached them, right?") == (
         1, "teached")
