@@ -12,7 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.files.artifacts import load_tokenizer
-from minirag.mistakes import asks_verdict, correcting_cell, correction_core, corrections
+from minirag.mistakes import (
+    analogous_fix,
+    asks_verdict,
+    correcting_cell,
+    correction_core,
+    corrections,
+)
 from minirag.prompt import build_prompt
 from minirag.reader import Reader
 from tests.fakes import make_chunk, tiny_span_reader
@@ -31,6 +37,8 @@ def test_corrections_after_an_arrow_and_before_a_not():
     assert corrections(BEFORE_LINE) == [
         ("We are living here since May", "- We have lived here since May.", False)]
     assert corrections("(not ~~goed~~)") == [("goed", "", False)]  # its line is not shown
+    assert corrections("- Jobs: She is a nurse.\n(not ~~She is nurse.~~)") == [
+        ("She is nurse.", " She is a nurse.", False)]
     assert corrections("Struck alone: ~~goed~~, no correction.") == []
 
 
@@ -80,6 +88,28 @@ def test_a_correction_must_hold_a_word_the_mistake_lacks():
     assert correcting_cell([" a big wooden box"], window, "a wooden big box, correct?") is None
 
 
+ORDER = "~~I go always to the gym.~~ → I always go to the gym."
+TAG = "- ~~She can't drive, can't she?~~ → She can't drive, can she?"
+TO = "~~You should to see a doctor.~~ → You should see a doctor."
+
+
+@pytest.mark.parametrize("window, question, answer", [
+    (ORDER, "we go always to the park, fix it", "always go"),  # two changed words, alone
+    (TAG, "he can't cook, can't he? fix it", None),  # one changed word needs a neighbour
+    (TAG, "she can't cook, can't she? fix it", "can she"),
+    (TO, "i should to see him, right?", "should see"),  # a deletion: the two words it joins
+    (TO, "we should to go, right?", None),  # "see" would be the KB's word, not the learner's
+    ("- Jobs: She is a nurse.\n(not ~~She is nurse.~~)", "my dad is nurse, right?",
+     "is a nurse"),  # an insertion, and a correction on the line before its mark
+    (" to leave early (not ~~I could leave early~~)", "i could go, right?",
+     None),  # a "(not" correction that starts with its change: the window cut it
+    (ORDER, "we go always to the park", None),  # no verdict asked
+])
+def test_the_same_mistake_in_other_words(window, question, answer):
+    found = analogous_fix(["| go | went | gone |", window], question)
+    assert (found and found[:2]) == (answer and (1, answer))
+
+
 @pytest.fixture(scope="module")
 def tok():
     return load_tokenizer()
@@ -96,3 +126,7 @@ def test_whatever_the_weights_a_quoted_mistake_gets_its_correction(tok, seed):
     # a question that asks no verdict is the model's to read (here: past a huge margin, never)
     r = reader.read(build_prompt("where does teached come from", shown[1:], tokenizer=tok))
     assert r.abstained and r.corrects is None
+    # the same mistake in other words: the correction's change, when the model says nothing
+    r = reader.read(build_prompt("we go always to the park, fix it", [make_chunk(ORDER, "c.md")],
+                                 tokenizer=tok))
+    assert (r.answer, r.corrects) == ("always go", "I go always to the gym.")

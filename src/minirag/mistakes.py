@@ -42,8 +42,8 @@ def corrections(window: str) -> list[tuple[str, str, bool]]:
     lines = window.splitlines()
     for n, line in enumerate(lines):
         for before, wrong in BEFORE_NOT.findall(line):
-            right = before.rsplit(":", 1)[-1] if before.strip() else (lines[n - 1] if n else "")
-            found.append((wrong, right, False))
+            right = before if before.strip() else (lines[n - 1] if n else "")
+            found.append((wrong, right.rsplit(":", 1)[-1], False))
     return found
 
 
@@ -94,4 +94,48 @@ def correcting_cell(cells: list[str], windows: list[str], question: str
             if said and holds_run(fixed, said) and set(said) - lacked \
                     and (by_arrow or like >= LIKENESS) and (best is None or like > most):
                 best, most = (n, wrong), like
+    return best
+
+
+def analogous_fix(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, answer, mistake) for a question that asks for a verdict and makes, in
+    other words, a mistake a window strikes out: "she can't cook, can't she?" beside "~~She
+    can't drive, can't she?~~ → She can't drive, can she?". The mistake's changed words must
+    occur in the question: two or more alone, one with a neighbour ("can't she", not "can't",
+    which is in most questions of the kind), and where the correction only adds or only deletes
+    words, the words around the change ("is nurse" for "~~She is nurse~~ → She is a nurse").
+    The answer is what the correction puts there, widened alike ("can she", "is a nurse"), as
+    the window writes it: every word of it the correction does not change is the learner's.
+    A correction before "(not ~~X~~)" must share a word with X before the change: one that
+    starts with it was most likely cut by the window (" to leave early (not ~~I could leave
+    early~~)"). Of several pairs, the longest match, the first on a tie.
+    Example: analogous_fix(["~~I go always to the gym.~~ → I always go to the gym."],
+        "we go always to the park, fix it") -> (0, "always go", "I go always to the gym.")"""
+    if not asks_verdict(question):
+        return None
+    asked, best, longest = bare_words(question), None, 0
+    for n, window in enumerate(windows):
+        for wrong, right, by_arrow in corrections(window):
+            if not (by_arrow or LIST_MARKS.isdisjoint(right)):
+                continue
+            said = list(WORD.finditer(right.lower()))  # the correction's words, where they stand
+            a, b = bare_words(wrong), [w.group().replace("'", "") for w in said]
+            changed = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                       if op[0] != "equal"]
+            if not changed or not b:
+                continue
+            i1, i2, j1, j2 = changed[0][1], changed[-1][2], changed[0][3], changed[-1][4]
+            if not by_arrow and (i1 == 0 or j1 == 0):  # a "(not" correction cut by the window
+                continue
+            # words added on the left and right: both to an insertion or a deletion, none to a
+            # change of two words or more, one neighbour (left first) to a one-word change
+            widen = [(1, 1)] if i1 == i2 or j1 == j2 else [(0, 0)] if i2 - i1 >= 2 \
+                else [(1, 0), (0, 1)]
+            for left, right_ in widen:
+                key = a[i1 - left:i2 + right_] if i1 >= left else []
+                lo, hi = j1 - left, j2 + right_
+                if len(key) < 2 or len(key) <= longest or not holds_run(asked, key) \
+                        or not 0 <= lo < hi <= len(b):
+                    continue
+                best, longest = (n, right[said[lo].start():said[hi - 1].end()], wrong), len(key)
     return best

@@ -35,7 +35,7 @@ from minirag.forms import (
     other_columns,
     other_forms,
 )
-from minirag.mistakes import VERDICT_WORDS, correcting_cell, correction_core
+from minirag.mistakes import VERDICT_WORDS, analogous_fix, correcting_cell, correction_core
 from minirag.prompt import IDK_TEXT, Prompt
 from minirag.reader_inputs import (
     WORD,
@@ -218,7 +218,13 @@ class Reader:
         margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
             else self.null_margin
         if s < 0 or null + margin >= span or not answer or only_echoes(answer, question):
-            return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
+            like = analogous_fix(seen, question)  # silent: the same mistake in other words?
+            if like is None:
+                return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
+            window, answer, wrong = like
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                           ruled_out, corrects=wrong)
         marker = self._marker(segs, s)
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                        ruled_out)
