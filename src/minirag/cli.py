@@ -196,7 +196,7 @@ def print_ask(r):
         print("   ruled out (in the prompt, but not the form or the word asked about): "
               + ", ".join(r["ruled_out"]))
     if r["corrects"]:
-        print(f"   the KB's own correction of the mistake quoted, ~~{r['corrects']}~~")
+        print(f"   from the KB's own correction of ~~{r['corrects']}~~")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))

@@ -2,14 +2,17 @@
 
 What it is: the KB strikes a learner's mistake through and shows its correction, after an arrow
 ("~~I have went.~~ → I have gone.") or before a "(not ...)" ("I've known her for years. (not
-~~I've been knowing her~~)"). `corrections` reads those pairs out of a prompt's window;
-`correcting_cell` finds, for a question that quotes one of the mistakes and asks whether it is
-right (VERDICT_WORDS, "can I say", or two options), the cell of the reader's window that holds
-its correction. The reader answers that cell whole (reader.py): the KB's own words, read, not
-guessed, so they follow an edited KB as the span reader does.
-What it leaves out: a mistake the question words differently from the KB ("they like tea,
-isn't it?" against "~~You like pizza, isn't it?~~"): that one is the span reader's to read, or
-to abstain on; and corrections the KB gives in prose without striking the mistake out.
+~~I've been knowing her~~)"). `corrections` reads those pairs out of a prompt's window. For a
+question that asks whether its words are right (VERDICT_WORDS, "can I say", or two options):
+`correcting_cell` finds the cell that corrects a mistake the question quotes, which the reader
+answers whole, before its model; `analogous_fix`, for the same mistake made in the learner's
+own words ("we go always to the park" beside "~~I go always to the gym~~ → I always go to the
+gym"), what the correction changes ("always go"), which the reader answers only where its model
+would abstain (reader.py). Both answer with the window's own words, so they follow an edited KB
+as the span reader does.
+What it leaves out: a mistake whose changed words the learner did not keep ("bringed" beside
+"~~buyed~~ → bought"): the span reader's to read, or to abstain on; corrections the KB gives in
+prose without striking the mistake out.
 Why: theory/07 §9, "Some answers need no model".
 """
 

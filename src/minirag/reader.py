@@ -6,8 +6,9 @@ out (never struck-out text, never a form the question does not ask for: `banned_
 the question's words single out of its row: `narrowed_cell`); a LoRA adapter's `Skill`
 reads the questions of its task (`ROUTES`), the base the rest. A question that quotes a
 mistake the prompt strikes out and asks if it is right gets the KB's correction, whole, with no
-model (mistakes.py). Its inputs (windows, table columns, question-match flags) are computed as
-training computes them (reader_inputs.py).
+model; one that makes the same mistake in its own words gets what the correction changes, where
+the model would abstain (mistakes.py). Its inputs (windows, table columns, question-match
+flags) are computed as training computes them (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
 (minimodel.SpanReader) and training (training/reader_train.py).
 Why: theory/07; the margin: theory/05 §4.
