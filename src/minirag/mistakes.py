@@ -50,6 +50,16 @@ def corrections(window: str) -> list[tuple[str, str, bool]]:
     return found
 
 
+def trusted_pairs(windows: list[str]):
+    """(window index, wrong, right, by_arrow) of the pairs in `windows` a reading may use: every
+    one after an arrow, and one before "(not ...)" whose correction is a single cell ("paid,
+    laid (not ~~payed~~, ~~layed~~)" pairs several corrections with several mistakes)."""
+    for n, window in enumerate(windows):
+        for wrong, right, by_arrow in corrections(window):
+            if by_arrow or LIST_MARKS.isdisjoint(right):
+                yield n, wrong, right, by_arrow
+
+
 def correction_core(cell: str) -> str:
     """A cell's words that correct: no bullet, no lead-in up to a colon, no remark in brackets,
     no full stop.
@@ -77,18 +87,16 @@ def correcting_cell(cells: list[str], windows: list[str], question: str
     `correction_core` must be part of that mistake's correction and hold a word the mistake
     lacks. Of several, the one spelled most like the mistake ("paid", not "laid", for
     "~~payed~~"). A correction before "(not ~~X~~)" is trusted less than one after an arrow: it
-    must be one cell ("paid, laid (not ~~payed~~, ~~layed~~)" pairs nothing) spelled at least
-    LIKENESS like X.
+    must be one cell (`trusted_pairs`) spelled at least LIKENESS like X.
     Example: correcting_cell(["I have gone."], ["~~I have went.~~ → I have gone."],
         "i have went home, correct?") -> (0, "I have went.")"""
     if not asks_verdict(question):
         return None
     asked, cores = bare_words(question), [correction_core(c) for c in cells]
     best, most = None, 0.0
-    for wrong, right, by_arrow in (t for window in windows for t in corrections(window)):
+    for _, wrong, right, by_arrow in trusted_pairs(windows):
         quoted = bare_words(wrong)
-        one_cell = by_arrow or LIST_MARKS.isdisjoint(right)
-        if not quoted or not holds_run(asked, quoted) or not one_cell:
+        if not quoted or not holds_run(asked, quoted):
             continue
         fixed, lacked = WORD.findall(right.lower()), set(WORD.findall(wrong.lower()))
         for n, core in enumerate(cores):
@@ -111,34 +119,32 @@ def analogous_fix(windows: list[str], question: str) -> tuple[int, str, str] | N
     the window writes it: every word of it the correction does not change is the learner's.
     A correction before "(not ~~X~~)" must share a word with X before the change: one that
     starts with it was most likely cut by the window (" to leave early (not ~~I could leave
-    early~~)"). Of several pairs, the longest match, the first on a tie.
+    early~~)"). Pairs are trusted as `trusted_pairs` says; of several, the longest match, the
+    first on a tie.
     Example: analogous_fix(["~~I go always to the gym.~~ → I always go to the gym."],
         "we go always to the park, fix it") -> (0, "always go", "I go always to the gym.")"""
     if not asks_verdict(question):
         return None
     asked, best, longest = bare_words(question), None, 0
-    for n, window in enumerate(windows):
-        for wrong, right, by_arrow in corrections(window):
-            if not (by_arrow or LIST_MARKS.isdisjoint(right)):
+    for n, wrong, right, by_arrow in trusted_pairs(windows):
+        said = list(WORD.finditer(right.lower()))  # the correction's words, where they stand
+        a, b = bare_words(wrong), [w.group().replace("'", "") for w in said]
+        changed = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                   if op[0] != "equal"]
+        if not changed or not b:
+            continue
+        i1, i2, j1, j2 = changed[0][1], changed[-1][2], changed[0][3], changed[-1][4]
+        if not by_arrow and (i1 == 0 or j1 == 0):  # a "(not" correction cut by the window
+            continue
+        # words added on the left and right: both to an insertion or a deletion, none to a
+        # change of two words or more, one neighbour (left first) to a one-word change
+        widen = [(1, 1)] if i1 == i2 or j1 == j2 else [(0, 0)] if i2 - i1 >= 2 \
+            else [(1, 0), (0, 1)]
+        for left, right_ in widen:
+            key = a[i1 - left:i2 + right_] if i1 >= left else []
+            lo, hi = j1 - left, j2 + right_
+            if len(key) < 2 or len(key) <= longest or not holds_run(asked, key) \
+                    or not 0 <= lo < hi <= len(b):
                 continue
-            said = list(WORD.finditer(right.lower()))  # the correction's words, where they stand
-            a, b = bare_words(wrong), [w.group().replace("'", "") for w in said]
-            changed = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-                       if op[0] != "equal"]
-            if not changed or not b:
-                continue
-            i1, i2, j1, j2 = changed[0][1], changed[-1][2], changed[0][3], changed[-1][4]
-            if not by_arrow and (i1 == 0 or j1 == 0):  # a "(not" correction cut by the window
-                continue
-            # words added on the left and right: both to an insertion or a deletion, none to a
-            # change of two words or more, one neighbour (left first) to a one-word change
-            widen = [(1, 1)] if i1 == i2 or j1 == j2 else [(0, 0)] if i2 - i1 >= 2 \
-                else [(1, 0), (0, 1)]
-            for left, right_ in widen:
-                key = a[i1 - left:i2 + right_] if i1 >= left else []
-                lo, hi = j1 - left, j2 + right_
-                if len(key) < 2 or len(key) <= longest or not holds_run(asked, key) \
-                        or not 0 <= lo < hi <= len(b):
-                    continue
-                best, longest = (n, right[said[lo].start():said[hi - 1].end()], wrong), len(key)
+            best, longest = (n, right[said[lo].start():said[hi - 1].end()], wrong), len(key)
     return best
