@@ -93,19 +93,32 @@ def correcting_cell(cells: list[str], windows: list[str], question: str
     if not asks_verdict(question):
         return None
     asked, cores = bare_words(question), [correction_core(c) for c in cells]
+    words = [(WORD.findall(core.lower()), " ".join(bare_words(core))) for core in cores]
     best, most = None, 0.0
     for _, wrong, right, by_arrow in trusted_pairs(windows):
         quoted = bare_words(wrong)
         if not quoted or not holds_run(asked, quoted):
             continue
         fixed, lacked = WORD.findall(right.lower()), set(WORD.findall(wrong.lower()))
-        for n, core in enumerate(cores):
-            said = WORD.findall(core.lower())
-            like = SequenceMatcher(None, " ".join(quoted), " ".join(bare_words(core))).ratio()
+        for n, (said, bare) in enumerate(words):
+            like = SequenceMatcher(None, " ".join(quoted), bare).ratio()
             if said and holds_run(fixed, said) and set(said) - lacked \
                     and (by_arrow or like >= LIKENESS) and (best is None or like > most):
                 best, most = (n, wrong), like
     return best
+
+
+def changed_span(a: list[str], b: list[str]) -> tuple[int, int, int, int]:
+    """(i1, i2, j1, j2): the words a[i1:i2] that became b[j1:j2], the words before and after
+    them the same on both sides. Example: changed_span(["i", "go", "always", "home"],
+    ["i", "always", "go", "home"]) -> (1, 3, 1, 3)"""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, len(a) - tail, head, len(b) - tail
 
 
 def analogous_fix(windows: list[str], question: str) -> tuple[int, str, str] | None:
@@ -129,11 +142,9 @@ def analogous_fix(windows: list[str], question: str) -> tuple[int, str, str] | N
     for n, wrong, right, by_arrow in trusted_pairs(windows):
         said = list(WORD.finditer(right.lower()))  # the correction's words, where they stand
         a, b = bare_words(wrong), [w.group().replace("'", "") for w in said]
-        changed = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-                   if op[0] != "equal"]
-        if not changed or not b:
+        i1, i2, j1, j2 = changed_span(a, b)
+        if not b or (i1 == i2 and j1 == j2):  # nothing corrected
             continue
-        i1, i2, j1, j2 = changed[0][1], changed[-1][2], changed[0][3], changed[-1][4]
         if not by_arrow and (i1 == 0 or j1 == 0):  # a "(not" correction cut by the window
             continue
         # words added on the left and right: both to an insertion or a deletion, none to a
