@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes"],
+    ["mistakes", "definitions"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

@@ -171,6 +171,19 @@ def test_minirag_ask_answers_a_quoted_mistake_with_the_kbs_correction():
     assert json.loads(ask("past participle of sing", "--json").stdout)["corrects"] is None
 
 
+def test_minirag_ask_answers_what_a_term_means_with_the_kbs_definition():
+    out = json.loads(ask("what is a bare infinitive", "--json").stdout)
+    assert out["answer"].startswith("the base form without to") and not out["abstained"]
+    assert out["defines"] == "bare infinitive" and out["corrects"] is None
+    assert 'definition of "bare infinitive"' in ask("what is a bare infinitive").stdout
+
+
+def test_minirag_ask_answers_an_example_from_a_kb_list_where_the_model_abstains():
+    out = json.loads(ask("give an example of a separable phrasal verb", "--json").stdout)
+    assert out["answer"].startswith("put on [#") and out["listed"].endswith("separable verbs")
+    assert json.loads(ask("past participle of sing", "--json").stdout)["listed"] is None
+
+
 @pytest.mark.parametrize("args, match", [(["  "], "empty"), (["go", "-k", "0"], "-k")])
 def test_minirag_ask_bad_input(args, match):
     r = ask(*args)

@@ -105,7 +105,8 @@ def answer_json(question: str, a) -> dict:
                         "section": c.metadata["section"], "text": c.text}
                        for i, c in enumerate(a.chunks)],
             "adapter_read": a.reading.by_skill, "ruled_out": list(a.reading.ruled_out),
-            "corrects": a.reading.corrects,
+            "corrects": a.reading.corrects, "defines": a.reading.defines,
+            "listed": a.reading.listed,
             "timings_ms": a.timings}
 
 
@@ -197,6 +198,10 @@ def print_ask(r):
               + ", ".join(r["ruled_out"]))
     if r["corrects"]:
         print(f"   from the KB's own correction of ~~{r['corrects']}~~")
+    if r["defines"]:
+        print(f"   from the KB's own definition of \"{r['defines']}\"")
+    if r["listed"]:
+        print(f"   the first example the KB lists after \"{r['listed']}:\"")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))

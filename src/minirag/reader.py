@@ -26,6 +26,8 @@ import numpy as np
 
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
+from minirag.definitions import defining_window
+from minirag.examples import listed_example
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.forms import (
     GENERIC_NAMES,
@@ -153,6 +155,8 @@ class Reading:
     by_skill: bool = False  # read by a Skill's model (a routed adapter), not the base
     ruled_out: tuple[str, ...] = ()  # entry forms in the prompt that `banned_forms` kept out
     corrects: str | None = None  # the struck-out mistake whose correction is the answer
+    defines: str | None = None  # the term whose definition in the KB is the answer
+    listed: str | None = None  # the lead of the KB's list whose first example is the answer
 
 
 class Reader:
@@ -201,6 +205,12 @@ class Reader:
             marker = self._marker(segs, a)
             return Reading(f"{answer} {marker}", answer, marker, False, math.nan, math.nan,
                            corrects=wrong)
+        meant = defining_window(seen, question)
+        if meant is not None:  # the KB's own definition of the term asked about
+            window, answer, term = meant
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, math.nan, math.nan,
+                           defines=term)
         model = self._route(question)
         start, end = self.scores(ids, model)  # [T], [T]
         shown = "\n".join(seen)
@@ -219,13 +229,18 @@ class Reader:
         margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
             else self.null_margin
         if s < 0 or null + margin >= span or not answer or only_echoes(answer, question):
-            like = analogous_fix(seen, question)  # silent: the same mistake in other words?
-            if like is None:
+            # silent: the same mistake in other words, or an example the KB lists?
+            like = analogous_fix(seen, question)
+            listed = None if like else listed_example(seen, question)
+            if like is not None:
+                window, answer, wrong, lead = *like, None
+            elif listed is not None:
+                window, answer, lead, wrong = *listed, None
+            else:
                 return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
-            window, answer, wrong = like
             marker = f"[#{window + 1}]"
             return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, corrects=wrong)
+                           ruled_out, corrects=wrong, listed=lead)
         marker = self._marker(segs, s)
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                        ruled_out)

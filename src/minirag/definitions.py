@@ -1,0 +1,118 @@
+"""What a term means, read where the KB defines it.
+
+What it is: `asked_term` reads the term a question asks the meaning of ("what is a gerund",
+"what does be about to mean", "stationery meaning"); `defining_words` finds, in a prompt's
+windows, the words the KB defines that term with, in the few shapes the KB writes definitions:
+  - a clause that starts with the term and a defining verb: "A gerund is the -ing form used as
+    a noun: ..." -> "the -ing form used as a noun"; "A stative verb describes a situation ..."
+    -> "describes a situation ...";
+  - the term and a colon at a line's start: "- Perfect: the action before ..." (also with a
+    pattern between: "be about to + base form: something will happen very soon: ...");
+  - the term's table row: "| must have done | I'm sure it happened |";
+  - the term and a gloss in brackets: "stationery (paper, pens)";
+  - a clause that names the term in brackets at its end: "Do not join two complete sentences
+    with only a comma (a comma splice)".
+The reader answers with them before its model (reader.py): the span reader, trained mostly on
+table facts, abstains on most definitions it is shown.
+What it leaves out: a definition spread over sentences, a term the KB defines in other words
+than the question's (a synonym, a paraphrase), "what do you call ..." (the term from its
+description: the span reader's to read).
+Why: theory/07 §9, "Some answers need no model".
+"""
+
+from __future__ import annotations
+
+import re
+
+from minirag.prompt import STOPWORDS
+
+# How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
+ASKS = (
+    re.compile(r"\bwh?at (?:does|do|did) (?P<term>.+?) (?:actually |really |exactly )?mean\b"),
+    re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+)"),
+    re.compile(r"\b(?:meaning|definition) of (?P<term>[^?,;:]+)"),
+    re.compile(r"^(?P<term>[^?,;:]+?)\W*\b(?:meaning|definition)\W*$"),
+    re.compile(r"^define (?P<term>[^?,;:]+)"),
+)
+# words around a term that are no part of it: "the word 'priceless'", "a gerund in grammar"
+LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom|phrasal verb)"
+                  r"\s+)?(?:(?:a|an|the)\s+)?")
+TAIL = re.compile(r"\s+(?:-\s|(?:in|for|when|if|used|exactly|actually|please|pls)\b).*$")
+MAX_TERM_WORDS = 6
+# verbs by which a clause that starts with a term defines it: the answer keeps the verb
+# ("A dynamic verb describes something that happens" -> "describes something that happens"),
+# but not a copula ("A gerund is the -ing form ..." -> "the -ing form ...")
+COPULA = r"(?:is|are|means|mean)"
+DEFINING = r"(?:describes|describe|tells us|tell us|refers to|refer to|expresses|express|" \
+           r"shows|show|names|name|ends in|end in)"
+# a line's start (after a list mark or not) or a sentence's
+CLAUSE_START = r"(?:^[ \t]*(?:[-*\d.)]+[ \t]+)?|(?<=[.:;!?])\s+)"
+CLAUSE_END = re.compile(r"[:;\n]|\.(?:\s|$)")
+
+
+def asked_term(question: str) -> str | None:
+    """The term whose meaning a question asks, lowercase, without articles, quotes or a
+    trailing "in grammar"; None if it asks no meaning, or only of stopwords ("what does it
+    mean").
+    Example: asked_term("what is a 'bare infinitive' in grammar?") -> "bare infinitive" """
+    q = re.sub(r"['\"*]", "", question.lower().replace("’", "'")).strip()
+    for ask in ASKS:
+        found = ask.search(q)
+        if found:
+            term = TAIL.sub("", LEAD.sub("", found.group("term").strip(" -")))
+            if len(term.split()) <= MAX_TERM_WORDS and set(term.split()) - STOPWORDS:
+                return term
+    return None
+
+
+def _term(term: str) -> str:
+    """A regex for the term as a window writes it: any case, any spaces, -s/-es on its last
+    word, an article before it, a remark in brackets between its words ("dynamic (action)
+    verb")."""
+    words = [re.escape(w) for w in term.split()]
+    words[-1] += r"(?:e?s)?"
+    return r"(?:(?:a|an|the)\s+)?" + r"(?:\s+\([^()\n]*\))?\s+".join(words)
+
+
+def _clause(text: str) -> str:
+    """Text up to the end of its clause (a colon, a semicolon, a full stop, the line's end)."""
+    return CLAUSE_END.split(text, maxsplit=1)[0].strip()
+
+
+def defining_words(window: str, term: str) -> str | None:
+    """The words `window` defines `term` with, in one of the shapes the module's docstring
+    lists, as the window writes them; None if it defines it in none.
+    Example: defining_words("- A gerund is the -ing form used as a noun: Reading relaxes me.",
+        "gerund") -> "the -ing form used as a noun" """
+    t = _term(term)
+    shapes = (
+        (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
+        (rf"{CLAUSE_START}{t}\s+(?P<def>{DEFINING}\s+.+)", re.IGNORECASE | re.MULTILINE),
+        (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
+        (rf"\|\s*{t}\s*\|(?P<def>[^|\n]+)\|", re.IGNORECASE),
+        (rf"(?:^|[\s/,;])(?:{t})\s+\((?P<def>[^()\n]+)\)", re.IGNORECASE | re.MULTILINE),
+        (rf"(?:^|[.:;]\s+|^[ \t]*[-*][ \t]+)(?P<def>[^.:;()\n]+?)\s*\({t}\)",
+         re.IGNORECASE | re.MULTILINE),
+    )
+    for pattern, flags in shapes:
+        found = re.search(pattern, window, flags)
+        if found:
+            words = _clause(found.group("def")).strip(" |")
+            if words:
+                return words
+    return None
+
+
+def defining_window(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, defining words, term) for a question that asks what a term means and the
+    first of `windows` that defines it; or None.
+    Example: defining_window(["| must have done | I'm sure it happened |"],
+        "what does must have done mean") -> (0, "I'm sure it happened", "must have done")"""
+    term = asked_term(question)
+    if term is None:
+        return None
+    for n, window in enumerate(windows):
+        words = defining_words(window, term)
+        if words is not None:
+            return n, words, term
+    return None

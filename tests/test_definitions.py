@@ -1,0 +1,125 @@
+"""What a term means and an example of it, read where the KB gives them: the term a question
+asks about, the words of each shape of definition the KB writes, the first example of the list
+whose lead matches the question, on hand-built windows; and, whatever the reader's weights, a
+question that asks what a term means gets the window's defining words, cited, and one that
+asks for an example gets the list's first where the model abstains."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.definitions import asked_term, defining_window, defining_words
+from minirag.examples import asks_example, listed_example
+from minirag.prompt import build_prompt
+from minirag.reader import Reader
+from tests.fakes import make_chunk, tiny_span_reader
+
+
+@pytest.mark.parametrize("question, term", [
+    ("what is a gerund", "gerund"),
+    ("whats an 'adverb of manner' in grammar?", "adverb of manner"),
+    ("what does the word petrol mean", "petrol"),
+    ("wat does be about to actually mean??", "be about to"),
+    ("meaning of the phrasal verb look after", "look after"),
+    ("Zero plural - meaning?", "zero plural"),
+    ("define collective noun", "collective noun"),
+    ("past of go", None),
+    ("gerund or infinitive after enjoy?", None),
+    ("what does it mean when a teacher writes ww", None),  # stopwords are no term
+])
+def test_the_term_a_question_asks_the_meaning_of(question, term):
+    assert asked_term(question) == term
+
+
+@pytest.mark.parametrize("window, term, words", [
+    # a clause that starts with the term and a defining verb; the clause ends at a colon
+    ("- A gerund is the -ing form used as a noun: Reading relaxes me.", "gerund",
+     "the -ing form used as a noun"),
+    ("Zero plurals are nouns whose plural is the singular. Sheep is one.", "zero plural",
+     "nouns whose plural is the singular"),  # the term's plural, to the full stop
+    (" A dynamic (action) verb describes a change.", "dynamic verb",
+     "describes a change"),  # a window that starts mid-line; a remark between its words
+    ("He left. A run-on sentence means two clauses with no joint", "run-on sentence",
+     "two clauses with no joint"),  # a sentence's start, not only a line's
+    # the term and a colon at a line's start, a pattern between or not
+    ("- Perfect: the action before a point, with a link to it.", "perfect",
+     "the action before a point, with a link to it"),
+    ("- be about to + base form: very soon: The film is about to start.", "be about to",
+     "very soon"),
+    ("| might have done | perhaps it happened | She might have left. |", "might have done",
+     "perhaps it happened"),  # the term's table row: the next cell
+    ("- loose (not tight) / lose (misplace).", "lose", "misplace"),  # a gloss in brackets
+    ("Never join two sentences with a comma (a comma splice).", "comma splice",
+     "Never join two sentences with a comma"),  # a clause that names the term at its end
+    # no definition: the term in the middle of a clause, or not at all
+    ("Many learners confuse a gerund with a participle.", "gerund", None),
+    ("| go | went | gone |", "gerund", None),
+])
+def test_the_shapes_of_a_definition(window, term, words):
+    assert defining_words(window, term) == words
+
+
+def test_the_first_window_that_defines_the_term_answers():
+    shown = ["| go | went | gone |", "A gerund is a verb used as a noun.", "Gerunds are nouns."]
+    assert defining_window(shown, "what is a gerund?") == (1, "a verb used as a noun", "gerund")
+    assert defining_window(shown, "what is a participle?") is None
+    assert defining_window(shown, "gerund after enjoy") is None  # no meaning asked
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from minirag.files.artifacts import load_tokenizer
+    return load_tokenizer()
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_a_definition_is_read_where_the_kb_gives_it(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9)  # never, but...
+    shown = [make_chunk("| go | went | gone |", "a.md"),
+             make_chunk("- A stative verb describes a state: know, love.", "b.md")]
+    r = reader.read(build_prompt("what is a stative verb", shown, tokenizer=tok))
+    assert (r.answer, r.marker, r.defines) == ("describes a state", "[#2]", "stative verb")
+    assert math.isnan(r.span_score) and not r.abstained
+    # a term no window defines is the model's to read (here: past a huge margin, never)
+    r = reader.read(build_prompt("what is a dynamic verb", shown, tokenizer=tok))
+    assert r.abstained and r.defines is None
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("give me an example of a phrasal verb", True), ("examples of stative verbs?", True),
+    ("give me a verb that doubles its t", True), ("name a noun with no plural", True),
+    ("what is a gerund", False), ("give up or give in?", False)])
+def test_asks_example(question, asks):
+    assert asks_example(question) is asks
+
+
+LISTS = ("These verbs are common. Verbs ending in -c add k: panic → panicked, mimic.\n"
+         "- Inseparable phrasal verbs: look after (take care of), look for")
+
+
+@pytest.mark.parametrize("windows, question, found", [
+    ([LISTS], "give me a verb that gets a k before -ed", (0, "panic", "Verbs ending in -c add k")),
+    ([LISTS], "example of an inseparable phrasal verb",
+     (0, "look after", "Inseparable phrasal verbs")),
+    (["| go | went |", "Uses: She works here. He walks."], "example of the uses of a tense",
+     None),  # one content word shared ("uses"): too little
+    ([LISTS], "what is an inseparable phrasal verb", None),  # no example asked
+    (["Phrasal verbs: give up.", "Inseparable phrasal verbs: look into."],
+     "example of an inseparable phrasal verb", (1, "look into", "Inseparable phrasal verbs")),
+])
+def test_the_first_example_of_the_list_whose_lead_matches(windows, question, found):
+    assert listed_example(windows, question) == found
+
+
+@given(st.integers(0, 10_000))
+def test_an_example_is_read_off_a_list_where_the_model_abstains(tok, seed):
+    shown = [make_chunk("- Inseparable phrasal verbs: look after, look for.", "a.md")]
+    prompt = build_prompt("give me an example of an inseparable phrasal verb", shown,
+                          tokenizer=tok)
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)
+    assert (r.answer, r.marker, r.listed) == ("look after", "[#1]", "Inseparable phrasal verbs")
+    assert not r.abstained and not math.isnan(r.span_score)  # the model read, and abstained
