@@ -20,16 +20,16 @@ from tests.fakes import make_chunk, tiny_span_reader
 
 
 @pytest.mark.parametrize("question, term", [
-    ("what is a gerund", "gerund"),
+    ("what is a linking verb", "linking verb"),
     ("whats an 'adverb of manner' in grammar?", "adverb of manner"),
     ("what does the word petrol mean", "petrol"),
-    ("wat does be about to actually mean??", "be about to"),
-    ("meaning of the phrasal verb look after", "look after"),
+    ("wat does used to actually mean??", "used to"),
+    ("meaning of the idiom hold on", "hold on"),
     ("Zero plural - meaning?", "zero plural"),
     ("define collective noun", "collective noun"),
     ("past of go", None),
     ("gerund or infinitive after enjoy?", None),
-    ("what does it mean when a teacher writes ww", None),  # stopwords are no term
+    ("so what does this mean", None),  # stopwords are no term
 ])
 def test_the_term_a_question_asks_the_meaning_of(question, term):
     assert asked_term(question) == term
@@ -65,7 +65,7 @@ def test_the_shapes_of_a_definition(window, term, words):
 
 def test_the_first_window_that_defines_the_term_answers():
     shown = ["| go | went | gone |", "A gerund is a verb used as a noun.", "Gerunds are nouns."]
-    assert defining_window(shown, "what is a gerund?") == (1, "a verb used as a noun", "gerund")
+    assert defining_window(shown, "define gerund") == (1, "a verb used as a noun", "gerund")
     assert defining_window(shown, "what is a participle?") is None
     assert defining_window(shown, "gerund after enjoy") is None  # no meaning asked
 
@@ -80,36 +80,36 @@ def tok():
 def test_whatever_the_weights_a_definition_is_read_where_the_kb_gives_it(tok, seed):
     reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9)  # never, but...
     shown = [make_chunk("| go | went | gone |", "a.md"),
-             make_chunk("- A stative verb describes a state: know, love.", "b.md")]
-    r = reader.read(build_prompt("what is a stative verb", shown, tokenizer=tok))
-    assert (r.answer, r.marker, r.defines) == ("describes a state", "[#2]", "stative verb")
+             make_chunk("- A linking verb describes a state: be, seem.", "b.md")]
+    r = reader.read(build_prompt("whats a linking verb", shown, tokenizer=tok))
+    assert (r.answer, r.marker, r.defines) == ("describes a state", "[#2]", "linking verb")
     assert math.isnan(r.span_score) and not r.abstained
     # a term no window defines is the model's to read (here: past a huge margin, never)
-    r = reader.read(build_prompt("what is a dynamic verb", shown, tokenizer=tok))
+    r = reader.read(build_prompt("whats an action verb", shown, tokenizer=tok))
     assert r.abstained and r.defines is None
 
 
 @pytest.mark.parametrize("question, asks", [
-    ("give me an example of a phrasal verb", True), ("examples of stative verbs?", True),
-    ("give me a verb that doubles its t", True), ("name a noun with no plural", True),
-    ("what is a gerund", False), ("give up or give in?", False)])
+    ("one example for a modal verb?", True), ("examples of linking verbs", True),
+    ("name a verb which doubles its t", True), ("give one noun with no plural", True),
+    ("what is a linking verb", False), ("give up or give in?", False)])
 def test_asks_example(question, asks):
     assert asks_example(question) is asks
 
 
 LISTS = ("These verbs are common. Verbs ending in -c add k: panic → panicked, mimic.\n"
-         "- Inseparable phrasal verbs: look after (take care of), look for")
+         "- Three-part phrasal verbs: put up with (tolerate), run out of")
 
 
 @pytest.mark.parametrize("windows, question, found", [
-    ([LISTS], "give me a verb that gets a k before -ed", (0, "panic", "Verbs ending in -c add k")),
-    ([LISTS], "example of an inseparable phrasal verb",
-     (0, "look after", "Inseparable phrasal verbs")),
+    ([LISTS], "name one verb which adds k before -ed", (0, "panic", "Verbs ending in -c add k")),
+    ([LISTS], "examples of three-part phrasal verbs",
+     (0, "put up with", "Three-part phrasal verbs")),
     (["| go | went |", "Uses: She works here. He walks."], "example of the uses of a tense",
      None),  # one content word shared ("uses"): too little
-    ([LISTS], "what is an inseparable phrasal verb", None),  # no example asked
-    (["Phrasal verbs: give up.", "Inseparable phrasal verbs: look into."],
-     "example of an inseparable phrasal verb", (1, "look into", "Inseparable phrasal verbs")),
+    ([LISTS], "what is a three-part phrasal verb", None),  # no example asked
+    (["Phrasal verbs: give up.", "Three-part phrasal verbs: run out of."],
+     "examples of three-part phrasal verbs", (1, "run out of", "Three-part phrasal verbs")),
 ])
 def test_the_first_example_of_the_list_whose_lead_matches(windows, question, found):
     assert listed_example(windows, question) == found
@@ -117,9 +117,8 @@ def test_the_first_example_of_the_list_whose_lead_matches(windows, question, fou
 
 @given(st.integers(0, 10_000))
 def test_an_example_is_read_off_a_list_where_the_model_abstains(tok, seed):
-    shown = [make_chunk("- Inseparable phrasal verbs: look after, look for.", "a.md")]
-    prompt = build_prompt("give me an example of an inseparable phrasal verb", shown,
-                          tokenizer=tok)
+    shown = [make_chunk("- Three-part phrasal verbs: put up with, run out of.", "a.md")]
+    prompt = build_prompt("three-part phrasal verbs, examples?", shown, tokenizer=tok)
     r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)
-    assert (r.answer, r.marker, r.listed) == ("look after", "[#1]", "Inseparable phrasal verbs")
+    assert (r.answer, r.marker, r.listed) == ("put up with", "[#1]", "Three-part phrasal verbs")
     assert not r.abstained and not math.isnan(r.span_score)  # the model read, and abstained

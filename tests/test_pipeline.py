@@ -179,7 +179,7 @@ def test_minirag_ask_answers_what_a_term_means_with_the_kbs_definition():
 
 
 def test_minirag_ask_answers_an_example_from_a_kb_list_where_the_model_abstains():
-    out = json.loads(ask("give an example of a separable phrasal verb", "--json").stdout)
+    out = json.loads(ask("separable phrasal verbs, examples?", "--json").stdout)
     assert out["answer"].startswith("put on [#") and out["listed"].endswith("separable verbs")
     assert json.loads(ask("past participle of sing", "--json").stdout)["listed"] is None
 

@@ -1,7 +1,7 @@
 """What a term means, read where the KB defines it.
 
-What it is: `asked_term` reads the term a question asks the meaning of ("what is a gerund",
-"what does be about to mean", "stationery meaning"); `defining_words` finds, in a prompt's
+What it is: `asked_term` reads the term a question asks the meaning of ("whats a bare
+infinitive", "what does used to mean", "priceless meaning"); `defining_words` finds, in a prompt's
 windows, the words the KB defines that term with, in the few shapes the KB writes definitions:
   - a clause that starts with the term and a defining verb: "A gerund is the -ing form used as
     a noun: ..." -> "the -ing form used as a noun"; "A stative verb describes a situation ..."
@@ -15,8 +15,8 @@ windows, the words the KB defines that term with, in the few shapes the KB write
 The reader answers with them before its model (reader.py): the span reader, trained mostly on
 table facts, abstains on most definitions it is shown.
 What it leaves out: a definition spread over sentences, a term the KB defines in other words
-than the question's (a synonym, a paraphrase), "what do you call ..." (the term from its
-description: the span reader's to read).
+than the question's (a synonym, a paraphrase), a question that names the idea and asks for its
+term (the span reader's to read).
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -52,8 +52,8 @@ CLAUSE_END = re.compile(r"[:;\n]|\.(?:\s|$)")
 
 def asked_term(question: str) -> str | None:
     """The term whose meaning a question asks, lowercase, without articles, quotes or a
-    trailing "in grammar"; None if it asks no meaning, or only of stopwords ("what does it
-    mean").
+    trailing "in grammar"; None if it asks no meaning, or the meaning of stopwords only ("so
+    what does this mean").
     Example: asked_term("what is a 'bare infinitive' in grammar?") -> "bare infinitive" """
     q = re.sub(r"['\"*]", "", question.lower().replace("’", "'")).strip()
     for ask in ASKS:
@@ -106,8 +106,8 @@ def defining_words(window: str, term: str) -> str | None:
 def defining_window(windows: list[str], question: str) -> tuple[int, str, str] | None:
     """(window index, defining words, term) for a question that asks what a term means and the
     first of `windows` that defines it; or None.
-    Example: defining_window(["| must have done | I'm sure it happened |"],
-        "what does must have done mean") -> (0, "I'm sure it happened", "must have done")"""
+    Example: defining_window(["| might have done | perhaps it happened |"],
+        "might have done meaning") -> (0, "perhaps it happened", "might have done")"""
     term = asked_term(question)
     if term is None:
         return None

@@ -6,9 +6,10 @@ k: panic → panicked"). For a question that asks for an example (`asks_example`
 `listed_example` finds the colon whose lead shares the most of the question's content words
 (two at least, compared by stem) and answers with the first item of its list ("look after"),
 as the window writes it. The reader uses it only where its model would abstain (reader.py).
-What it leaves out: an example given in a sentence of its own, with no lead and colon ("News
-ends in -s but takes a singular verb."): the span reader's to find; which item of a list fits
-a question best (the first is the KB's own first choice).
+What it leaves out: an example given in a sentence of its own, with no lead and colon ("Sheep
+is the same in the plural."): the span reader's to find; a lead that shares two words with the
+question but not the one that matters (the -c verbs asked for, the -z verbs listed); which item
+of a list fits a question best (the first is the KB's own first choice).
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -20,7 +21,7 @@ from minirag.forms import stem
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
 
-# "example(s)", or a request for one ("give me a verb that ...", "name a noun ...")
+# "example(s)", or a request for one ("give a verb which ...", "name a noun ...")
 ASKS = re.compile(r"\bexamples?\b|^(?:pls |please )?(?:give|name|tell)(?: me)? (?:a|an|one|some)\b")
 # words of a request for an example that say nothing of what it is an example of
 REQUEST = frozenset("example examples give name tell me one some please pls".split())
@@ -32,7 +33,7 @@ ITEM_END = re.compile(r"\s*(?:[,;(→]|\.(?:\s|$)|\s/\s)")
 
 
 def asks_example(question: str) -> bool:
-    """Does the question ask for an example ("example of ...", "give me a verb that ...")?"""
+    """Does the question ask for an example ("example of ...", "give a verb which ...")?"""
     return bool(ASKS.search(question.lower()))
 
 
@@ -47,7 +48,7 @@ def listed_example(windows: list[str], question: str) -> tuple[int, str, str] | 
     example: the list whose lead shares the most content words with the question, MIN_SHARED
     at least (the first of equals); None if no lead shares enough.
     Example: listed_example(["Verbs ending in -c add k: panic → panicked, picnic → picnicked"],
-        "give me a verb that gets a k before -ed") -> (0, "panic", "Verbs ending in -c add k")"""
+        "name one verb which adds k before -ed") -> (0, "panic", "Verbs ending in -c add k")"""
     if not asks_example(question):
         return None
     asked, best, most = content_stems(question), None, MIN_SHARED - 1

@@ -7,8 +7,11 @@ the question's words single out of its row: `narrowed_cell`); a LoRA adapter's `
 reads the questions of its task (`ROUTES`), the base the rest. A question that quotes a
 mistake the prompt strikes out and asks if it is right gets the KB's correction, whole, with no
 model; one that makes the same mistake in its own words gets what the correction changes, where
-the model would abstain (mistakes.py). Its inputs (windows, table columns, question-match
-flags) are computed as training computes them (reader_inputs.py).
+the model would abstain (mistakes.py). A question that asks what a term means gets the words a
+window defines it with, with no model (definitions.py); one that asks for an example, the first
+of the list a window introduces for it, where the model would abstain (examples.py). Its inputs
+(windows, table columns, question-match flags) are computed as training computes them
+(reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
 (minimodel.SpanReader) and training (training/reader_train.py).
 Why: theory/07; the margin: theory/05 §4.
