@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes", "definitions"],
+    ["mistakes", "definitions", "examples"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],
