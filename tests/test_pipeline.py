@@ -184,6 +184,15 @@ def test_minirag_ask_answers_an_example_from_a_kb_list_where_the_model_abstains(
     assert json.loads(ask("past participle of sing", "--json").stdout)["listed"] is None
 
 
+def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
+    """`minirag ask ... | head -1`: the reader of the pipe stops after one line."""
+    p = subprocess.Popen([sys.executable, "-m", "minirag", "ask", "past of go"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # closed before a line is read: every write fails
+    assert p.wait(timeout=300) == 0
+    assert "Traceback" not in p.stderr.read().decode()
+
+
 @pytest.mark.parametrize("args, match", [(["  "], "empty"), (["go", "-k", "0"], "-k")])
 def test_minirag_ask_bad_input(args, match):
     r = ask(*args)

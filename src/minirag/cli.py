@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -272,8 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"minirag: error: {msg}", file=sys.stderr)
         return 1
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        args.printer(result)
+    try:
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False))
+        else:
+            args.printer(result)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader of a pipe stopped early (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush at exit
     return 0
