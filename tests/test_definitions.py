@@ -30,6 +30,8 @@ from tests.fakes import make_chunk, tiny_span_reader
     ("past of go", None),
     ("gerund or infinitive after enjoy?", None),
     ("so what does this mean", None),  # stopwords are no term
+    ("what do people mean by a run-on", "run-on"),
+    ("what does 'shouldn't' mean", "shouldn't"),  # quotes go, an apostrophe inside a word stays
 ])
 def test_the_term_a_question_asks_the_meaning_of(question, term):
     assert asked_term(question) == term

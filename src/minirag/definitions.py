@@ -28,6 +28,7 @@ from minirag.prompt import STOPWORDS
 
 # How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
 ASKS = (
+    re.compile(r"\bmean by (?P<term>[^?,;:]+)"),  # before "what do people mean"
     re.compile(r"\bwh?at (?:does|do|did) (?P<term>.+?) (?:actually |really |exactly )?mean\b"),
     re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+)"),
     re.compile(r"\b(?:meaning|definition) of (?P<term>[^?,;:]+)"),
@@ -48,6 +49,8 @@ DEFINING = r"(?:describes|describe|tells us|tell us|refers to|refer to|expresses
 # a line's start (after a list mark or not) or a sentence's
 CLAUSE_START = r"(?:^[ \t]*(?:[-*\d.)]+[ \t]+)?|(?<=[.:;!?])\s+)"
 CLAUSE_END = re.compile(r"[:;\n]|\.(?:\s|$)")
+# quotes around a term, not an apostrophe inside a word ("mustn't")
+QUOTES = re.compile(r"[\"*]|(?<![a-z])'|'(?![a-z])")
 
 
 def asked_term(question: str) -> str | None:
@@ -55,7 +58,7 @@ def asked_term(question: str) -> str | None:
     trailing "in grammar"; None if it asks no meaning, or the meaning of stopwords only ("so
     what does this mean").
     Example: asked_term("what is a 'bare infinitive' in grammar?") -> "bare infinitive" """
-    q = re.sub(r"['\"*]", "", question.lower().replace("’", "'")).strip()
+    q = QUOTES.sub("", question.lower().replace("’", "'")).strip()
     for ask in ASKS:
         found = ask.search(q)
         if found:
