@@ -30,6 +30,7 @@ from tests.fakes import make_chunk, tiny_span_reader
     ("past of go", None),
     ("gerund or infinitive after enjoy?", None),
     ("so what does this mean", None),  # stopwords are no term
+    ("whats the third person for swim", "third person for swim"),  # a form of swim: below
     ("what do people mean by a run-on", "run-on"),
     ("what does 'shouldn't' mean", "shouldn't"),  # quotes go, an apostrophe inside a word stays
 ])
@@ -70,6 +71,11 @@ def test_the_first_window_that_defines_the_term_answers():
     assert defining_window(shown, "define gerund") == (1, "a verb used as a noun", "gerund")
     assert defining_window(shown, "what is a participle?") is None
     assert defining_window(shown, "gerund after enjoy") is None  # no meaning asked
+    # "the X for Y" asks for Y's X, not what an X is
+    person = ["The third person is he, she or it."]
+    assert defining_window(person, "whats the third person for swim") is None
+    assert defining_window(person, "whats the third person in grammar") == (
+        0, "he, she or it", "third person")
 
 
 @pytest.fixture(scope="module")

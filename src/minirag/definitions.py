@@ -38,7 +38,7 @@ ASKS = (
 # words around a term that are no part of it: "the word 'priceless'", "a gerund in grammar"
 LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom|phrasal verb)"
                   r"\s+)?(?:(?:a|an|the)\s+)?")
-TAIL = re.compile(r"\s+(?:-\s|(?:in|for|when|if|used|exactly|actually|please|pls)\b).*$")
+TAIL = re.compile(r"\s+(?:-\s|(?:in|when|if|used|exactly|actually|please|pls)\b).*$")
 MAX_TERM_WORDS = 6
 # verbs by which a clause that starts with a term defines it: the answer keeps the verb
 # ("A dynamic verb describes something that happens" -> "describes something that happens"),
