@@ -19,6 +19,7 @@ from minirag.prompt import (
     looked_up,
     query_weights,
     units,
+    water_fill,
 )
 from minirag.tables import row_headers
 from minitokenizer import BPETokenizer
@@ -201,3 +202,33 @@ def test_full_template_for_an_external_llm(tok):
     assert "[#1] The past of go is went.\n[#2] Use since with a point." in p.text
     assert p.citations == {"[#1]": chunks[0].id, "[#2]": chunks[1].id}
     assert p.text.endswith("Question: past of go\nAnswer:")
+
+
+@pytest.mark.parametrize("wants, total, shares", [
+    ([5, 40, 40], 60, [5, 27, 28]),  # the short one's surplus goes to the two that want more
+    ([10, 10, 10], 60, [10, 10, 10]),  # all satisfied, room to spare
+    ([30, 30, 30], 60, [20, 20, 20]),  # none satisfied: equal shares
+    ([50, 3], 40, [37, 3])])
+def test_water_fill(wants, total, shares):
+    assert water_fill(wants, total) == shares
+
+
+@given(st.lists(st.integers(0, 80), min_size=1, max_size=4), st.integers(0, 200))
+def test_water_fill_is_max_min_fair(wants, total):
+    out = water_fill(wants, total)
+    assert sum(out) <= total and all(0 <= o <= w for o, w in zip(out, wants))
+    short = [o for o, w in zip(out, wants) if o < w]
+    if short:  # room ran out: the short ones hold the level, none far above another
+        assert sum(out) == total and max(short) - min(short) <= 1
+        assert all(o <= max(short) for o in out)
+
+
+def test_a_short_window_leaves_its_room_to_a_long_one(tok):
+    row = chunk("| sing | sang | sung |", 0)
+    prose = chunk("The past simple of swim is swam, and go went gone, and drink drank drunk, "
+                  "and sing sang sung, with a point in time since the past simple of swim.", 1)
+    fair = build_prompt("past simple of swim", [row, prose], COMPACT_TEMPLATE, 64, tok)
+    equal = build_prompt("past simple of swim", [row, prose], COMPACT_TEMPLATE, 64, tok,
+                         fair_shares=False)
+    assert "| sing | sang | sung |" in fair.text and "| sing | sang | sung |" in equal.text
+    assert len(fair.token_ids) > len(equal.token_ids) and len(fair.token_ids) <= 64

@@ -172,16 +172,19 @@ def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, fl
 
 def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
                  budget: int | None = 64, tokenizer=None, idf=None,
-                 key_stopwords: bool = True) -> Prompt:
+                 key_stopwords: bool = True, fair_shares: bool = True) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget);
-    the chunks share what is left
-    equally, each shown as its best window; `len(token_ids) <= budget` always. With no chunks
+    the chunks share what is left, each shown as its best window: with `fair_shares`, each gets
+    what its best window would take of all of it, up to a common level (`water_fill`: a one-line
+    table row leaves its room to a definition that runs on), else an equal share;
+    `len(token_ids) <= budget` always. With no chunks
     this is the abstention prompt: the question and nothing to answer from. `idf(word)`
     weighs the query words when a window is chosen (the pipeline passes BM25Index.idf_of:
     "keep" says more than "past"); without it, an idf over the lines of these chunks.
-    `key_stopwords`: see best_window (the reader's training data sets it as its reader saw).
+    `key_stopwords`: see best_window; it and `fair_shares` are set by the reader's training
+    data as its reader saw them.
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     A question that is not text, is empty or is oversized is a ValueError (retrieve.check_query).
@@ -205,8 +208,14 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     headers: dict[str, str] = {}  # the rows shown -> their header rows
     per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
     weight = idf or _local_idf([c.text for c in chunks])
-    for c in chunks:
-        allowance = min(per_chunk, room - 2)
+    shares = [per_chunk] * len(chunks)
+    if fair_shares and 1 < len(chunks) <= len(MARKERS):
+        wants = [max(MIN_WINDOW, len(tokenizer.encode(best_window(
+            query, c.text, room, tokenizer, weight, frozenset(), c.metadata.get("table_header", ""),
+            key_stopwords)))) for c in chunks]  # what each would show, given all the room
+        shares = water_fill(wants, max(0, room - 2 * len(chunks)))
+    for c, share in zip(chunks, shares):
+        allowance = min(share, room - 2)
         if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:
             dropped.append(c.id)
             continue
@@ -222,6 +231,20 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     ids += sp(A)
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(shown)}
     return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers)
+
+
+def water_fill(wants: list[int], total: int) -> list[int]:
+    """Shares of `total` tokens: each chunk gets what it `wants` up to a common level, the level
+    as high as the total allows (max-min fairness; the last, widest chunk takes what integer
+    division left).
+    Example: water_fill([5, 40, 40], 60) -> [5, 27, 28]"""
+    order = sorted(range(len(wants)), key=lambda i: wants[i])
+    out, left = [0] * len(wants), total
+    for n, i in enumerate(order):
+        level = left // (len(wants) - n)
+        out[i] = min(wants[i], level)
+        left -= out[i]
+    return out
 
 
 def _local_idf(texts: list[str]):

@@ -128,7 +128,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     if show:
         picked.insert(int(rng.integers(len(picked) + 1)), f.chunk)
     p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of,
-                     key_stopwords=KEY_STOPWORDS)
+                     key_stopwords=KEY_STOPWORDS, fair_shares=FAIR_SHARES)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
     if show and answerable and f.chunk.id in p.citations.values():
@@ -149,6 +149,9 @@ KINDS, KIND_P = list(MIX), np.array(list(MIX.values()))  # drawn once per questi
 # them. True changes some training prompts and, through the draws, the order of the rest: a
 # rebuild of every model (EXPERIMENTS.md, 2026-12-03)
 KEY_STOPWORDS = False
+# and on windows that shared the prompt's room equally (prompt.build_prompt's fair_shares); it
+# reads with each chunk's fair share. True would change training prompts: a rebuild
+FAIR_SHARES = False
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
