@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.definitions import asked_term, defining_window, defining_words
+from minirag.definitions import asked_term, defining_window, defining_words, off_its_line
 from minirag.examples import asks_example, listed_example
 from minirag.prompt import build_prompt
 from minirag.reader import Reader
@@ -66,6 +66,15 @@ def test_the_shapes_of_a_definition(window, term, words):
     assert defining_words(window, term) == words
 
 
+@pytest.mark.parametrize("line, question, off", [
+    ("She broke the window.", "break up meaning", True),  # a form of a word, not the term
+    ("| put up with | tolerate |", "put up with meaning", False),
+    ("Hold on means wait.", "what does holding on mean", False),  # the term's words by stem
+    ("She broke the window.", "break up, past form?", False)])  # no meaning asked
+def test_a_meaning_is_read_on_the_terms_own_line(line, question, off):
+    assert off_its_line(line, question) is off
+
+
 def test_the_first_window_that_defines_the_term_answers():
     shown = ["| go | went | gone |", "A gerund is a verb used as a noun.", "Gerunds are nouns."]
     assert defining_window(shown, "define gerund") == (1, "a verb used as a noun", "gerund")
@@ -95,6 +104,10 @@ def test_whatever_the_weights_a_definition_is_read_where_the_kb_gives_it(tok, se
     # a term no window defines is the model's to read (here: past a huge margin, never)
     r = reader.read(build_prompt("whats an action verb", shown, tokenizer=tok))
     assert r.abstained and r.defines is None
+    # a meaning asked in so many words is read only on a line that holds the term
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(
+        build_prompt("action verb meaning", shown, tokenizer=tok))
+    assert r.abstained and not math.isnan(r.span_score)  # the model read; its line is not it
 
 
 @pytest.mark.parametrize("question, asks", [

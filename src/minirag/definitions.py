@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import re
 
+from minirag.forms import stem
 from minirag.prompt import STOPWORDS
+from minirag.reader_inputs import WORD
 
 # How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
 ASKS = (
@@ -40,6 +42,7 @@ LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom
                   r"\s+)?(?:(?:a|an|the)\s+)?")
 TAIL = re.compile(r"\s+(?:-\s|(?:in|when|if|used|exactly|actually|please|pls)\b).*$")
 MAX_TERM_WORDS = 6
+MEANING = re.compile(r"\b(?:mean|means|meaning|define|definition)\b")
 # verbs by which a clause that starts with a term defines it: the answer keeps the verb
 # ("A dynamic verb describes something that happens" -> "describes something that happens"),
 # but not a copula ("A gerund is the -ing form ..." -> "the -ing form ...")
@@ -66,6 +69,18 @@ def asked_term(question: str) -> str | None:
             if len(term.split()) <= MAX_TERM_WORDS and set(term.split()) - STOPWORDS:
                 return term
     return None
+
+
+def off_its_line(line: str, question: str) -> bool:
+    """Is `line` (the line of a window an answer was read from) silent about the term of a
+    question that asks a meaning in so many words ("mean", "meaning", "define")? It holds not
+    every word of the term but stopwords (compared by stem): what it says is about something
+    else. Example: off_its_line("She broke the window.", "break up meaning") -> True"""
+    term = asked_term(question)
+    if term is None or not MEANING.search(question.lower()):
+        return False
+    said = {stem(w) for w in WORD.findall(line.lower())}
+    return not {stem(w) for w in WORD.findall(term)} - {stem(w) for w in STOPWORDS} <= said
 
 
 def _term(term: str) -> str:

@@ -8,7 +8,8 @@ reads the questions of its task (`ROUTES`), the base the rest. A question that q
 mistake the prompt strikes out and asks if it is right gets the KB's correction, whole, with no
 model; one that makes the same mistake in its own words gets what the correction changes, where
 the model would abstain (mistakes.py). A question that asks what a term means gets the words a
-window defines it with, with no model (definitions.py); one that asks for an example, the first
+window defines it with, with no model (definitions.py), and the model's answer to one that
+says "mean" only from a line that names the term; one that asks for an example, the first
 of the list a window introduces for it, where the model would abstain (examples.py). Its inputs
 (windows, table columns, question-match flags) are computed as training computes them
 (reader_inputs.py).
@@ -29,7 +30,7 @@ import numpy as np
 
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
-from minirag.definitions import defining_window
+from minirag.definitions import defining_window, off_its_line
 from minirag.examples import listed_example
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.forms import (
@@ -231,7 +232,8 @@ class Reader:
         by_skill = model is not self.model
         margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
             else self.null_margin
-        if s < 0 or null + margin >= span or not answer or only_echoes(answer, question):
+        if s < 0 or null + margin >= span or not answer or only_echoes(answer, question) \
+                or off_its_line(self._line(ids, segs, s, e), question):
             # silent: the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)
@@ -247,6 +249,13 @@ class Reader:
         marker = self._marker(segs, s)
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                        ruled_out)
+
+    def _line(self, ids: list[int], segs: list[tuple[int, int]], s: int, e: int) -> str:
+        """The line of its window that tokens s..e sit on."""
+        lo, hi = next((lo, hi) for lo, hi in segs if lo <= s < hi)
+        before, span = self.tokenizer.decode(ids[lo:s]), self.tokenizer.decode(ids[s:e + 1])
+        after = self.tokenizer.decode(ids[e + 1:hi])
+        return before.rsplit("\n", 1)[-1] + span + after.split("\n", 1)[0]
 
     @staticmethod
     def _marker(segs: list[tuple[int, int]], at: int) -> str:
