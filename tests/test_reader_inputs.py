@@ -12,6 +12,7 @@ from minirag.reader_inputs import (
     N_COLUMNS,
     choice_sides,
     columns,
+    content_stems,
     in_question,
     inside_word,
     offers_choice,
@@ -109,3 +110,11 @@ def test_question_of_reads_the_question_back_from_a_prompt(tok):
     assert question_of(build_prompt("went or gone?", table, tokenizer=tok).token_ids,
                        tok) == "went or gone?"
     assert question_of(build_prompt("past of go", [], tokenizer=tok).token_ids, tok) == "past of go"
+
+
+@pytest.mark.parametrize("text, stems", [
+    ("Verbs ending in -c", {"verb", "end", "c"}),  # stopwords out, stems in
+    ("The Doubling of the consonant", {"doubl", "consonant"}),
+    ("someone's plans", {"someon", "plan"})])  # an apostrophe dropped (someones), stemmed
+def test_content_stems(text, stems):
+    assert content_stems(text) == stems

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import stem
 from minirag.prompt import STOPWORDS
-from minirag.reader_inputs import WORD
+from minirag.reader_inputs import content_stems
 
 # How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
 ASKS = (
@@ -79,8 +78,7 @@ def off_its_line(line: str, question: str) -> bool:
     term = asked_term(question)
     if term is None or not MEANING.search(question.lower()):
         return False
-    said = {stem(w) for w in WORD.findall(line.lower())}
-    return not {stem(w) for w in WORD.findall(term)} - {stem(w) for w in STOPWORDS} <= said
+    return not content_stems(term) <= content_stems(line)
 
 
 def _term(term: str) -> str:

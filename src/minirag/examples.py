@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 
 from minirag.forms import stem
-from minirag.prompt import STOPWORDS
-from minirag.reader_inputs import WORD
+from minirag.reader_inputs import content_stems
 
 # "example(s)", or a request for one ("give a verb which ...", "name a noun ...")
 ASKS = re.compile(r"\bexamples?\b|^(?:pls |please )?(?:give|name|tell)(?: me)? (?:a|an|one|some)\b")
 # words of a request for an example that say nothing of what it is an example of
-REQUEST = frozenset("example examples give name tell me one some please pls".split())
+REQUEST_STEMS = frozenset(stem(w) for w in "example examples give name tell one some please pls"
+                          .split())
 MIN_SHARED = 2  # content words a lead must share with the question
 # a colon, the text before it back to its clause's start, and its list to the line's end
 LIST = re.compile(r"(?:^|(?<=[.!?;])\s)[ \t\-*]*(?P<lead>[^.!?;:\n]+):[ \t]*(?P<items>[^\n]+)",
@@ -37,12 +37,6 @@ def asks_example(question: str) -> bool:
     return bool(ASKS.search(question.lower()))
 
 
-def content_stems(text: str) -> set[str]:
-    """The stems of a text's words that are not stopwords: "Verbs ending in -c" -> verb, end, c"""
-    return {stem(w) for w in WORD.findall(text.lower().replace("'", ""))} - {
-        stem(w) for w in STOPWORDS | REQUEST}
-
-
 def listed_example(windows: list[str], question: str) -> tuple[int, str, str] | None:
     """(window index, the first item of a list, its lead) for a question that asks for an
     example: the list whose lead shares the most content words with the question, MIN_SHARED
@@ -51,7 +45,7 @@ def listed_example(windows: list[str], question: str) -> tuple[int, str, str] | 
         "name one verb which adds k before -ed") -> (0, "panic", "Verbs ending in -c add k")"""
     if not asks_example(question):
         return None
-    asked, best, most = content_stems(question), None, MIN_SHARED - 1
+    asked, best, most = content_stems(question) - REQUEST_STEMS, None, MIN_SHARED - 1
     for n, window in enumerate(windows):
         for found in LIST.finditer(window):
             shared = len(asked & content_stems(found.group("lead")))

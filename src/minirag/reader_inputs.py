@@ -23,12 +23,20 @@ from minirag.prompt import STOPWORDS
 N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell)
 # a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+STOPWORD_STEMS = frozenset(stem(w) for w in STOPWORDS)
 
 
 def holds_run(words: list[str], run: list[str]) -> bool:
     """Is `run` a contiguous run of `words`?
     Example: holds_run(["a", "big", "box"], ["big", "box"]) -> True"""
     return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems (forms.stem) of a text's words that are no stopword's, apostrophes dropped as
+    learners drop them: what two texts must share to be about the same thing.
+    Example: content_stems("Verbs ending in -c") -> {"verb", "end", "c"}"""
+    return {stem(w) for w in WORD.findall(text.lower().replace("'", ""))} - STOPWORD_STEMS
 
 
 def windows(ids: list[int], tokenizer) -> list[tuple[int, int]]:
