@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.definitions import asked_term, defining_window, defining_words, off_its_line
+from minirag.definitions import (
+    asked_term,
+    defining_window,
+    defining_words,
+    meaning_term,
+    off_its_line,
+)
 from minirag.examples import asks_example, listed_example
 from minirag.prompt import build_prompt
 from minirag.reader import Reader
@@ -72,7 +78,7 @@ def test_the_shapes_of_a_definition(window, term, words):
     ("Hold on means wait.", "what does holding on mean", False),  # the term's words by stem
     ("She broke the window.", "break up, past form?", False)])  # no meaning asked
 def test_a_meaning_is_read_on_the_terms_own_line(line, question, off):
-    assert off_its_line(line, question) is off
+    assert off_its_line(line, meaning_term(question)) is off
 
 
 def test_the_first_window_that_defines_the_term_answers():

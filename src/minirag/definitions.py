@@ -70,15 +70,18 @@ def asked_term(question: str) -> str | None:
     return None
 
 
-def off_its_line(line: str, question: str) -> bool:
-    """Is `line` (the line of a window an answer was read from) silent about the term of a
-    question that asks a meaning in so many words ("mean", "meaning", "define")? It holds not
-    every word of the term but stopwords (compared by stem): what it says is about something
-    else. Example: off_its_line("She broke the window.", "break up meaning") -> True"""
-    term = asked_term(question)
-    if term is None or not MEANING.search(question.lower()):
-        return False
-    return not content_stems(term) <= content_stems(line)
+def meaning_term(question: str) -> str | None:
+    """The term of a question that asks its meaning in so many words ("mean", "meaning",
+    "define"), or None. Example: meaning_term("break up meaning") -> "break up" """
+    return asked_term(question) if MEANING.search(question.lower()) else None
+
+
+def off_its_line(line: str, term: str | None) -> bool:
+    """Is `line` (the line of a window an answer was read from) silent about `term`, the
+    `meaning_term` of its question? It holds not every word of the term but stopwords
+    (compared by stem): what it says is about something else. No term, no verdict (False).
+    Example: off_its_line("She broke the window.", "break up") -> True"""
+    return term is not None and not content_stems(term) <= content_stems(line)
 
 
 def _term(term: str) -> str:

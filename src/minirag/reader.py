@@ -30,7 +30,7 @@ import numpy as np
 
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
-from minirag.definitions import defining_window, off_its_line
+from minirag.definitions import defining_window, meaning_term, off_its_line
 from minirag.examples import listed_example
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
 from minirag.forms import (
@@ -232,8 +232,9 @@ class Reader:
         by_skill = model is not self.model
         margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
             else self.null_margin
+        meant = meaning_term(question)  # a meaning asked: read only on the term's own line
         if s < 0 or null + margin >= span or not answer or only_echoes(answer, question) \
-                or off_its_line(self._line(ids, segs, s, e), question):
+                or (meant is not None and off_its_line(self._line(ids, segs, s, e), meant)):
             # silent: the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)
