@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes", "definitions", "examples"],
+    ["mistakes", "definitions", "examples", "choices"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

@@ -184,6 +184,13 @@ def test_minirag_ask_answers_an_example_from_a_kb_list_where_the_model_abstains(
     assert json.loads(ask("past participle of sing", "--json").stdout)["listed"] is None
 
 
+def test_minirag_ask_answers_a_choice_with_the_option_a_window_supports():
+    out = json.loads(ask("much or many with uncountable nouns", "--json").stdout)
+    assert out["answer"].startswith("much [#") and out["chosen_over"] == "many"
+    assert 'over "many"' in ask("much or many with uncountable nouns").stdout
+    assert json.loads(ask("past participle of sing", "--json").stdout)["chosen_over"] is None
+
+
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
     """`minirag ask ... | head -1`: the reader of the pipe stops after one line."""
     p = subprocess.Popen([sys.executable, "-m", "minirag", "ask", "past of go"],

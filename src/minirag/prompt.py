@@ -161,6 +161,15 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     return "\n".join(cands[i] for i in sorted(picked))
 
 
+def fit_tokens(window: str, tokenizer) -> int:
+    """The tokens `best_window` counts for a window it returned: its first unit, then each next
+    one with the line break that joins it on. The joined text may encode a token shorter (BPE
+    merges across the break), so a share of that length could leave a line out.
+    Example: fit_tokens("| go | went |\n| be | was |", tok) >= len(tok.encode(that text))"""
+    first, *rest = window.split("\n")
+    return len(tokenizer.encode(first)) + sum(len(tokenizer.encode("\n" + u)) for u in rest)
+
+
 def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, float]) -> str:
     """The `max_tokens` window of a long unit that starts just before its best query word."""
     hits = [(w8[m.group().lower()], -m.start(), m.start())
@@ -210,9 +219,9 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     weight = idf or _local_idf([c.text for c in chunks])
     shares = [per_chunk] * len(chunks)
     if fair_shares and 1 < len(chunks) <= len(MARKERS):
-        wants = [max(MIN_WINDOW, len(tokenizer.encode(best_window(
+        wants = [max(MIN_WINDOW, fit_tokens(best_window(
             query, c.text, room, tokenizer, weight, frozenset(), c.metadata.get("table_header", ""),
-            key_stopwords)))) for c in chunks]  # what each would show, given all the room
+            key_stopwords), tokenizer)) for c in chunks]  # what each would show, given all the room
         shares = water_fill(wants, max(0, room - 2 * len(chunks)))
     for c, share in zip(chunks, shares):
         allowance = min(share, room - 2)

@@ -30,6 +30,7 @@ import numpy as np
 
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
+from minirag.choices import chosen_option, names_either
 from minirag.definitions import defining_window, meaning_term, off_its_line
 from minirag.examples import listed_example
 from minirag.files.artifacts import MODELS_DIR, load_tokenizer
@@ -161,6 +162,7 @@ class Reading:
     corrects: str | None = None  # the struck-out mistake whose correction is the answer
     defines: str | None = None  # the term whose definition in the KB is the answer
     listed: str | None = None  # the lead of the KB's list whose first example is the answer
+    chosen_over: str | None = None  # the option offered that a window's support ruled out
 
 
 class Reader:
@@ -233,9 +235,17 @@ class Reader:
         margin = min(self.null_margin, 0.0) if narrowed_cell(shown, answer, ruled_out) \
             else self.null_margin
         meant = meaning_term(question)  # a meaning asked: read only on the term's own line
-        if s < 0 or null + margin >= span or not answer or only_echoes(answer, question) \
-                or (meant is not None and off_its_line(self._line(ids, segs, s, e), meant)):
-            # silent: the same mistake in other words, or an example the KB lists?
+        silent = s < 0 or null + margin >= span or not answer or \
+            only_echoes(answer, question) or \
+            (meant is not None and off_its_line(self._line(ids, segs, s, e), meant))
+        choice = chosen_option(seen, question) if offers_choice(question) else None
+        if choice is not None and (silent or not (names_either(answer, choice)
+                                                  or asked_kinds(question))):
+            window, answer, other = choice  # the option a window supports; the model had none
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                           ruled_out, chosen_over=other)
+        if silent:  # the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)
             if like is not None:

@@ -1,0 +1,126 @@
+"""The option the KB decides, to a question that offers two ("will or going to for a forecast?").
+
+What it is: `chosen_option(windows, question)` reads the options off the words around the
+question's "or" (`options`: the longest run of the left side's last words and of the right
+side's first words that a window holds), and the question's other content
+words as the situation it asks about ("for a forecast"). A window that holds one option only
+supports it with the words it shares with that situation; a window that holds both, line by
+line; a window that strikes an option out (~~payed~~) and keeps the other supports the one kept.
+The option with support, more than the other's, is the answer, as the window writes it. The
+reader uses it where its model would abstain or answers with neither option (reader.py).
+What it leaves out: meaning beyond shared words ("i quit cigarettes" never matches "end an
+activity"); a choice of three; an option the windows never write ("in the end or at the
+end?" beside a window that says only "in the end" chooses nothing, for lack of a situation).
+Why: theory/07 §9, "Some answers need no model".
+"""
+
+from __future__ import annotations
+
+import re
+
+from minirag.forms import stem
+from minirag.mistakes import VERDICT_WORDS
+from minirag.prompt import STOPWORDS
+from minirag.reader_inputs import (
+    WORD,
+    choice_sides,
+    content_stems,
+    has_gap,
+    holds_run,
+    struck_out,
+)
+
+# a question that asks what sets two things apart, or what they mean, asks no choice
+ASKS_APART = re.compile(r"\b(?:differen\w*|differ|mean\w*|define\w*|definition)\b")
+MAX_OPTION_WORDS = 4  # an option is at most this many words either side of the "or"
+# words of a choice question that ask for the choice and say nothing of the situation
+ASKING_STEMS = frozenset(stem(w) for w in VERDICT_WORDS | set(
+    "better best use say write one right way form difference".split()))
+
+
+def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | None:
+    """The two options' words: the longest run of the left side's last words, and of the
+    right side's first words, MAX_OPTION_WORDS at most, that a window holds, struck out or not;
+    a run must be its side's whole text, or hold a word that is no stopword and not start
+    (end) a longer run of the other side: "i am" is no option against "i am bored", "little"
+    is one against "a little". A side no window holds: its shortest such run. None when no
+    window holds either side, or when a question offers no choice, has a gap to fill or asks
+    what sets the two apart (ASKS_APART).
+    Example: options(["It's going to rain.", "will: a decision"], "will or going to for a
+        forecast") -> (["will"], ["going", "to"])"""
+    left, right = (WORD.findall(side) for side in choice_sides(question.lower()))
+    if not right or has_gap(question) or ASKS_APART.search(question.lower()):
+        return None
+    said = [WORD.findall(w.lower()) for w in windows]
+
+    n = MAX_OPTION_WORDS
+    lefts = [left[-k:] for k in range(1, min(n, len(left)) + 1)]
+    rights = [right[:k] for k in range(1, min(n, len(right)) + 1)]
+    # a run that begins (ends) a longer run of the other side is what the two share: no option
+    lefts = [r for r in lefts if r == left or set(r) - STOPWORDS and not any(
+        len(o) > len(r) and o[-len(r):] == r for o in rights)]
+    rights = [r for r in rights if r == right or set(r) - STOPWORDS and not any(
+        len(o) > len(r) and o[:len(r)] == r for o in lefts)]
+    a, b = ([r for r in runs if any(holds_run(ws, r) for ws in said)] for runs in (lefts, rights))
+    if not (a or b) or not (lefts and rights):
+        return None
+    # the longest run a window holds; a side none holds: its shortest run that is an option
+    a, b = max(a, key=len) if a else lefts[0], max(b, key=len) if b else rights[0]
+    return (a, b) if a != b else None
+
+
+def chosen_option(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, the chosen option as the window writes it, the other option) for a
+    question that offers two `options`: the one with the most support (see the module's
+    docstring), one at least, more than the other's; None when neither is ahead.
+    Example: chosen_option(["- Future perfect: by Friday, by then", "Until means up to that
+        time."], "by or until with the future perfect") -> (0, "by", "until")"""
+    opts = options(windows, question)
+    if opts is None:
+        return None
+    situation = content_stems(question) - ASKING_STEMS - {stem(w) for o in opts for w in o}
+    support = [(0, -1, ""), (0, -1, "")]  # per option: (support, window, line it is read on)
+    for n, window in enumerate(windows):
+        marks = struck_out(list(window))  # per character, as the reader's inputs read marks
+        unstruck = "".join(" " if m else ch for ch, m in zip(window, marks))
+        has = _holds(unstruck, opts)
+        struck = _holds("".join(ch if m else " " for ch, m in zip(window, marks)), opts)
+        for i in (0, 1):
+            if has[0] and has[1]:  # both: each line that holds this option only
+                lines = [ln for ln in unstruck.splitlines() if _holds(ln, opts) == (i == 0, i == 1)]
+            else:  # this option only: the whole window is its evidence
+                lines = [unstruck] if has[i] else []
+            for line in lines:
+                score = len(situation & content_stems(line)) + (struck[1 - i] and not has[1 - i])
+                if score > support[i][0]:
+                    support[i] = (score, n, line)
+    best = max((0, 1), key=lambda i: support[i][0])
+    (score, n, line), other = support[best], support[1 - best][0]
+    if score < 1 or score <= other:
+        return None
+    return n, _as_written(line, opts[best]), " ".join(opts[1 - best])
+
+
+def _holds(text: str, opts: tuple[list[str], list[str]]) -> tuple[bool, bool]:
+    """Does `text` hold each option as whole words? An option inside the other ("few" in "a
+    few") counts only outside the other's occurrences."""
+    words = WORD.findall(text.lower())
+    longer, shorter = sorted((0, 1), key=lambda i: -len(opts[i]))
+    rest = f" {' '.join(words)} ".replace(f" {' '.join(opts[longer])} ", " | ").split()
+    found = {longer: holds_run(words, opts[longer]), shorter: holds_run(rest, opts[shorter])}
+    return found[0], found[1]
+
+
+def names_either(answer: str, choice: tuple[int, str, str]) -> bool:
+    """Does `answer` name either option of a `chosen_option` result: hold the words that set
+    it apart from the other ("bored" names "i am bored" against "i am boring")?"""
+    said = set(WORD.findall(answer.lower()))
+    a, b = (set(WORD.findall(o.lower())) for o in choice[1:])
+    return any(own and own <= said for own in (a - b, b - a))
+
+
+def _as_written(line: str, option: list[str]) -> str:
+    """The option's words as `line` writes them (its case, its punctuation between words)."""
+    found = re.search(r"(?<![a-z0-9])" + r"\W+".join(map(re.escape, option)) + r"(?![a-z0-9])",
+                      line, re.IGNORECASE)
+    return found.group(0) if found else " ".join(option)

@@ -1,0 +1,104 @@
+"""The option the KB decides: the options read off a question's "or", each shape of support
+on hand-built windows (a window with one option, a line with one, an option struck out, one
+option inside the other), the questions that choose nothing, and, whatever the reader's
+weights, a choice the windows decide is answered where the model abstains or names neither
+option."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.choices import chosen_option, names_either, options
+from minirag.prompt import build_prompt
+from minirag.reader import Reader
+from minirag.reader_inputs import WORD, holds_run
+from tests.fakes import make_chunk, tiny_span_reader
+
+PLANS = "- Plans made before now: We're going to paint the kitchen."
+DEADLINE = "- Deadlines: by Monday, by then.\nWhile: during the time that."
+LITTLE = ("| good outcome | a little: I have a little money.\n"
+          "| bad outcome | little: We had little time.")
+
+
+@pytest.mark.parametrize("windows, question, opts", [
+    ([PLANS], "will or going to for plans made earlier", (["will"], ["going", "to"])),
+    ([LITTLE], "little or a little for a good outcome", (["little"], ["a", "little"])),
+    (["I am tired.", "I am tiring."], "i am tiring or i am tired?",  # "i am" is no option
+     (["i", "am", "tiring"], ["i", "am", "tired"])),
+    (["~~an red apple~~ → a red apple"], "an red apple or a red apple",
+     (["an", "red", "apple"], ["a", "red", "apple"])),  # struck text holds an option too
+    (["nothing here"], "will or going to", None),  # no window holds either side
+    ([PLANS], "will vs going to - whats the difference", None),  # asks what sets them apart
+    ([PLANS], "she ___ (go) or ___ (come)", None),  # a gap to fill
+    ([PLANS], "past of go", None),  # no choice offered
+])
+def test_the_options_of_a_question(windows, question, opts):
+    assert options(windows, question) == opts
+
+
+@pytest.mark.parametrize("windows, question, chosen", [
+    # a window that holds one option only: its words shared with the situation
+    ([PLANS], "will or going to for plans made earlier", (0, "going to", "will")),
+    # a window that holds both: the line that holds one only
+    ([DEADLINE], "by or while with a deadline", (0, "by", "while")),
+    # one option inside the other: "little" counts outside "a little"
+    ([LITTLE], "little or a little for a good outcome", (0, "a little", "little")),
+    ([LITTLE], "a little or little for a bad outcome", (0, "little", "a little")),
+    # the option struck out loses to the one kept, with no situation at all
+    (["- ~~an red apple~~ → a red apple (a consonant sound)."], "an red apple or a red apple",
+     (0, "a red apple", "an red apple")),
+    # the second window supports it; the answer is as the window writes it
+    (["| go | went |", "For a PLAN: Going To."], "will or going to for a plan",
+     (1, "Going To", "will")),
+    # no situation, nothing struck: neither is ahead
+    (["It's going to rain.", "I'll help you."], "will or going to?", None),
+    # both supported as much: neither is ahead
+    (["A plan: will.", "A plan: going to."], "will or going to for a plan", None),
+])
+def test_the_option_a_window_supports(windows, question, chosen):
+    assert chosen_option(windows, question) == chosen
+
+
+def test_an_answer_names_an_option_by_the_words_that_set_it_apart():
+    choice = (0, "i am tired", "i am tiring")
+    assert names_either("tired", choice) and names_either("I am tiring", choice)
+    assert not names_either("i am", choice) and not names_either("sleepy", choice)
+
+
+WORDS = st.sampled_from("will going to plan by while a little deadline rain the".split())
+
+
+@given(st.lists(st.lists(WORDS, max_size=8).map(" ".join), min_size=1, max_size=3),
+       st.lists(WORDS, min_size=1, max_size=3), st.lists(WORDS, min_size=1, max_size=3),
+       st.lists(WORDS, max_size=3))
+def test_a_chosen_option_is_the_questions_words_and_its_windows(windows, a, b, situation):
+    question = f"{' '.join(a)} or {' '.join(b)} for {' '.join(situation)}"
+    chosen = chosen_option(windows, question)
+    if chosen is not None:
+        n, text, other = chosen
+        words = WORD.findall(text.lower())
+        assert holds_run(WORD.findall(question), words)
+        assert holds_run(WORD.findall(windows[n].lower()), words)
+        assert words != WORD.findall(other)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from minirag.files.artifacts import load_tokenizer
+    return load_tokenizer()
+
+
+@given(st.integers(0, 10_000))
+def test_a_choice_the_windows_decide_is_answered_where_the_model_has_none(tok, seed):
+    prompt = build_prompt("by or while with a deadline", [make_chunk(DEADLINE, "b.md")],
+                          tokenizer=tok)
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
+    assert (r.answer, r.marker, r.chosen_over) == ("by", "[#1]", "while")
+    assert not r.abstained and not math.isnan(r.span_score)  # the model read first
+    # a model that always answers keeps its answer only if it names an option
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
+    assert r.chosen_over == "while" or names_either(r.answer, (0, "by", "while"))
