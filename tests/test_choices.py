@@ -35,6 +35,10 @@ LITTLE = ("| good outcome | a little: I have a little money.\n"
     ([PLANS], "will vs going to - whats the difference", None),  # asks what sets them apart
     ([PLANS], "she ___ (go) or ___ (come)", None),  # a gap to fill
     ([PLANS], "past of go", None),  # no choice offered
+    ([PLANS], "going to / is it a plan", None),  # "/" joins clauses as often as options
+    (["It is wrong.", "It is correct."], "is 'we goes' correct or wrong?", None),  # a verdict
+    ([PLANS], "a word for a time, like now or then", None),  # examples listed, not offered
+    ([PLANS], "a word that goes with plans, besides will or going to", None),
 ])
 def test_the_options_of_a_question(windows, question, opts):
     assert options(windows, question) == opts
@@ -67,6 +71,13 @@ def test_an_answer_names_an_option_by_the_words_that_set_it_apart():
     choice = (0, "i am tired", "i am tiring")
     assert names_either("tired", choice) and names_either("I am tiring", choice)
     assert not names_either("i am", choice) and not names_either("sleepy", choice)
+
+
+def test_the_situation_is_no_contraction_or_auxiliary():
+    # "i'll" (read "ill") and "have" are on the line that holds "until": no support for it
+    windows = ["By Friday it is done.\nUntil then I'll have to wait."]
+    assert chosen_option(windows, "i'll have it done by friday or until friday") == (
+        0, "By Friday", "until")
 
 
 WORDS = st.sampled_from("will going to plan by while a little deadline rain the".split())

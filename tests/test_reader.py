@@ -18,7 +18,6 @@ from minirag.eval.reading import score
 from minirag.files.artifacts import load_tokenizer
 from minirag.prompt import IDK_TEXT, STOPWORDS, build_prompt
 from minirag.reader import (
-    AUXILIARIES,
     Reader,
     Skill,
     banned_forms,
@@ -26,6 +25,7 @@ from minirag.reader import (
     only_echoes,
 )
 from minirag.reader_inputs import (
+    AUXILIARIES,
     columns,
     offers_choice,
     token_types,

@@ -22,14 +22,19 @@ from minirag.forms import stem
 from minirag.mistakes import VERDICT_WORDS
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import (
+    AUXILIARIES,
     WORD,
-    choice_sides,
     content_stems,
     has_gap,
     holds_run,
     struck_out,
 )
 
+# the word that offers a choice: "or", "vs" ("/" joins as many clauses as options)
+OFFERS = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)")
+# a word before the options that lists them as examples ("a place like a town or a city")
+EXAMPLE_LEADS = frozenset("like besides including eg".split())
+ARTICLES = frozenset("a an the".split())
 # a question that asks what sets two things apart, or what they mean, asks no choice
 ASKS_APART = re.compile(r"\b(?:differen\w*|differ|mean\w*|define\w*|definition)\b")
 MAX_OPTION_WORDS = 4  # an option is at most this many words either side of the "or"
@@ -44,13 +49,15 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
     a run must be its side's whole text, or hold a word that is no stopword and not start
     (end) a longer run of the other side: "i am" is no option against "i am bored", "little"
     is one against "a little". A side no window holds: its shortest such run. None when no
-    window holds either side, or when a question offers no choice, has a gap to fill or asks
-    what sets the two apart (ASKS_APART).
+    window holds either side; when a question offers no choice by "or" or "vs" (OFFERS), has
+    a gap to fill or asks what sets the two apart (ASKS_APART); when an option is a verdict
+    ("correct or wrong?") or follows a word that lists examples ("like a town or a city").
     Example: options(["It's going to rain.", "will: a decision"], "will or going to for a
         forecast") -> (["will"], ["going", "to"])"""
-    left, right = (WORD.findall(side) for side in choice_sides(question.lower()))
-    if not right or has_gap(question) or ASKS_APART.search(question.lower()):
+    asked = question.lower()
+    if not OFFERS.search(asked) or has_gap(question) or ASKS_APART.search(asked):
         return None
+    left, right = (WORD.findall(side) for side in (*OFFERS.split(asked, maxsplit=1), "")[:2])
     said = [WORD.findall(w.lower()) for w in windows]
 
     n = MAX_OPTION_WORDS
@@ -66,7 +73,10 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
         return None
     # the longest run a window holds; a side none holds: its shortest run that is an option
     a, b = max(a, key=len) if a else lefts[0], max(b, key=len) if b else rights[0]
-    return (a, b) if a != b else None
+    lead = [w for w in left[:-len(a)] if w not in ARTICLES][-1:]  # the word before the options
+    if a == b or {" ".join(a), " ".join(b)} & VERDICT_WORDS or set(lead + a[:1]) & EXAMPLE_LEADS:
+        return None  # the same words; a verdict asked ("correct or wrong"); examples listed
+    return a, b
 
 
 def chosen_option(windows: list[str], question: str) -> tuple[int, str, str] | None:
@@ -78,7 +88,9 @@ def chosen_option(windows: list[str], question: str) -> tuple[int, str, str] | N
     opts = options(windows, question)
     if opts is None:
         return None
-    situation = content_stems(question) - ASKING_STEMS - {stem(w) for o in opts for w in o}
+    plain = " ".join(w for w in WORD.findall(question.lower())
+                     if "'" not in w and w not in AUXILIARIES)  # "i'll", "have": no situation
+    situation = content_stems(plain) - ASKING_STEMS - {stem(w) for o in opts for w in o}
     support = [(0, -1, ""), (0, -1, "")]  # per option: (support, window, line it is read on)
     for n, window in enumerate(windows):
         marks = struck_out(list(window))  # per character, as the reader's inputs read marks

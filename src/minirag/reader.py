@@ -46,6 +46,7 @@ from minirag.forms import (
 from minirag.mistakes import VERDICT_WORDS, analogous_fix, correcting_cell, correction_core
 from minirag.prompt import IDK_TEXT, Prompt
 from minirag.reader_inputs import (
+    AUXILIARIES,
     WORD,
     choice_sides,
     has_gap,
@@ -63,11 +64,6 @@ from minirag.tables import cue_words
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
 SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._cells)
-# The words of a verb group before its main verb ("had left", "will have finished", "haven't
-# been sleeping"): the answer to a gap that starts at the verb takes them (Reader._widen).
-AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
-    shall should can could may might must not isn't aren't wasn't weren't haven't hasn't hadn't
-    don't doesn't didn't won't wouldn't shan't shouldn't can't couldn't mustn't needn't""".split())
 # A span is answered only when its start + end score beats the null position's (<|a|>) by this
 # margin; 0 would trust the reader's own calibration. Chosen once on dev for the shipped weights
 # from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).

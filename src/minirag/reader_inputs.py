@@ -24,6 +24,11 @@ N_COLUMNS = 8  # table-column ids: 0 (not in a table row), 1 .. 7 (the k-th cell
 # a word of `in_question`: letters and digits, unlike bm25's \w, so a fill-in's "___" is no word
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORD_STEMS = frozenset(stem(w) for w in STOPWORDS)
+# The words of a verb group before its main verb ("had left", "will have finished", "haven't
+# been sleeping"): the answer to a gap that starts at the verb takes them (reader.Reader._widen)
+AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
+    shall should can could may might must not isn't aren't wasn't weren't haven't hasn't hadn't
+    don't doesn't didn't won't wouldn't shan't shouldn't can't couldn't mustn't needn't""".split())
 
 
 def holds_run(words: list[str], run: list[str]) -> bool:
