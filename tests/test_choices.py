@@ -25,7 +25,7 @@ LITTLE = ("| good outcome | a little: I have a little money.\n"
 
 
 @pytest.mark.parametrize("windows, question, opts", [
-    ([PLANS], "will or going to for plans made earlier", (["will"], ["going", "to"])),
+    ([PLANS], "will or going to about plans made earlier", (["will"], ["going", "to"])),
     ([LITTLE], "little or a little for a good outcome", (["little"], ["a", "little"])),
     (["I am tired.", "I am tiring."], "i am tiring or i am tired?",  # "i am" is no option
      (["i", "am", "tiring"], ["i", "am", "tired"])),
@@ -46,7 +46,7 @@ def test_the_options_of_a_question(windows, question, opts):
 
 @pytest.mark.parametrize("windows, question, chosen", [
     # a window that holds one option only: its words shared with the situation
-    ([PLANS], "will or going to for plans made earlier", (0, "going to", "will")),
+    ([PLANS], "will or going to about plans made earlier", (0, "going to", "will")),
     # a window that holds both: the line that holds one only
     ([DEADLINE], "by or while with a deadline", (0, "by", "while")),
     # one option inside the other: "little" counts outside "a little"
@@ -56,12 +56,12 @@ def test_the_options_of_a_question(windows, question, opts):
     (["- ~~an red apple~~ → a red apple (a consonant sound)."], "an red apple or a red apple",
      (0, "a red apple", "an red apple")),
     # the second window supports it; the answer is as the window writes it
-    (["| go | went |", "For a PLAN: Going To."], "will or going to for a plan",
+    (["| go | went |", "For a PLAN: Going To."], "will or going to about a plan",
      (1, "Going To", "will")),
     # no situation, nothing struck: neither is ahead
     (["It's going to rain.", "I'll help you."], "will or going to?", None),
     # both supported as much: neither is ahead
-    (["A plan: will.", "A plan: going to."], "will or going to for a plan", None),
+    (["A plan: will.", "A plan: going to."], "will or going to about a plan", None),
 ])
 def test_the_option_a_window_supports(windows, question, chosen):
     assert chosen_option(windows, question) == chosen

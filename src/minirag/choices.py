@@ -1,16 +1,16 @@
-"""The option the KB decides, to a question that offers two ("will or going to for a forecast?").
+"""The option the KB decides, to a question that offers two ("much or many with plural nouns?").
 
 What it is: `chosen_option(windows, question)` reads the options off the words around the
 question's "or" (`options`: the longest run of the left side's last words and of the right
-side's first words that a window holds), and the question's other content
-words as the situation it asks about ("for a forecast"). A window that holds one option only
-supports it with the words it shares with that situation; a window that holds both, line by
-line; a window that strikes an option out (~~payed~~) and keeps the other supports the one kept.
-The option with support, more than the other's, is the answer, as the window writes it. The
-reader uses it where its model would abstain or answers with neither option (reader.py).
-What it leaves out: meaning beyond shared words ("i quit cigarettes" never matches "end an
-activity"); a choice of three; an option the windows never write ("in the end or at the
-end?" beside a window that says only "in the end" chooses nothing, for lack of a situation).
+side's first words that a window holds), and the question's other content words as the
+situation it asks about ("plural nouns"). A window that holds one option only supports it with
+the words it shares with that situation; a window that holds both, line by line; a window that
+strikes an option out (~~payed~~) and keeps the other supports the one kept. The option with
+support, more than the other's, is the answer, as the window writes it. The reader uses it
+where its model would abstain or answers with neither option (reader.py).
+What it leaves out: meaning beyond shared words (a learner's "gave up my old job" never
+matches the KB's "end an activity"); a choice of three; a window that names one option with
+no word of the situation ("since or for?" beside "for a week" alone chooses nothing).
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -52,8 +52,8 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
     window holds either side; when a question offers no choice by "or" or "vs" (OFFERS), has
     a gap to fill or asks what sets the two apart (ASKS_APART); when an option is a verdict
     ("correct or wrong?") or follows a word that lists examples ("like a town or a city").
-    Example: options(["It's going to rain.", "will: a decision"], "will or going to for a
-        forecast") -> (["will"], ["going", "to"])"""
+    Example: options(["It's going to rain.", "will: a decision"], "shall i say will or going
+        to, it is cloudy") -> (["will"], ["going", "to"])"""
     asked = question.lower()
     if not OFFERS.search(asked) or has_gap(question) or ASKS_APART.search(asked):
         return None
@@ -83,8 +83,8 @@ def chosen_option(windows: list[str], question: str) -> tuple[int, str, str] | N
     """(window index, the chosen option as the window writes it, the other option) for a
     question that offers two `options`: the one with the most support (see the module's
     docstring), one at least, more than the other's; None when neither is ahead.
-    Example: chosen_option(["- Future perfect: by Friday, by then", "Until means up to that
-        time."], "by or until with the future perfect") -> (0, "by", "until")"""
+    Example: chosen_option(["- Deadlines: by Monday, by then.\nWhile: during the time that."],
+        "by or while with a deadline") -> (0, "by", "while")"""
     opts = options(windows, question)
     if opts is None:
         return None
