@@ -39,6 +39,10 @@ LITTLE = ("| good outcome | a little: I have a little money.\n"
     (["It is wrong.", "It is correct."], "is 'we goes' correct or wrong?", None),  # a verdict
     ([PLANS], "a word for a time, like now or then", None),  # examples listed, not offered
     ([PLANS], "a word that goes with plans, besides will or going to", None),
+    # a fill-in chooses between the alternatives its bracket offers, whatever "or" it holds
+    ([PLANS], "we ___ paint it, it is a plan (will / going to)", (["will"], ["going", "to"])),
+    ([LITTLE], "there is ___ time for it (little or a little)", (["little"], ["a", "little"])),
+    ([PLANS], "we ___ (paint) the kitchen or the hall", None),  # one cue, no choice
 ])
 def test_the_options_of_a_question(windows, question, opts):
     assert options(windows, question) == opts
@@ -58,6 +62,8 @@ def test_the_options_of_a_question(windows, question, opts):
     # the second window supports it; the answer is as the window writes it
     (["| go | went |", "For a PLAN: Going To."], "will or going to about a plan",
      (1, "Going To", "will")),
+    # a fill-in: the sentence around the gap is the situation
+    ([DEADLINE], "send it ___ the deadline (by/while)", (0, "by", "while")),
     # no situation, nothing struck: neither is ahead
     (["It's going to rain.", "I'll help you."], "will or going to?", None),
     # both supported as much: neither is ahead

@@ -6,8 +6,10 @@ side's first words that a window holds), and the question's other content words 
 situation it asks about ("plural nouns"). A window that holds one option only supports it with
 the words it shares with that situation; a window that holds both, line by line; a window that
 strikes an option out (~~payed~~) and keeps the other supports the one kept. The option with
-support, more than the other's, is the answer, as the window writes it. The reader uses it
-where its model would abstain or answers with neither option (reader.py).
+support, more than the other's, is the answer, as the window writes it. A fill-in chooses
+too when its bracket offers two alternatives ("there is ___ time left (little / a little)"):
+they are the options, the sentence around the gap the situation. The reader uses it where
+its model would abstain or answers with neither option (reader.py).
 What it leaves out: meaning beyond shared words (a learner's "gave up my old job" never
 matches the KB's "end an activity"); a choice of three; a window that names one option with
 no word of the situation ("since or for?" beside "for a week" alone chooses nothing).
@@ -32,6 +34,8 @@ from minirag.reader_inputs import (
 
 # the word that offers a choice: "or", "vs" ("/" joins as many clauses as options)
 OFFERS = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)")
+# a fill-in's bracket that offers two alternatives: "(a / an)", "(little or a little)"
+BRACKET_CHOICE = re.compile(r"\(\s*([^()/]+?)\s*(?:/|\bor\b)\s*([^()/]+?)\s*\)")
 # a word before the options that lists them as examples ("a place like a town or a city")
 EXAMPLE_LEADS = frozenset("like besides including eg".split())
 ARTICLES = frozenset("a an the".split())
@@ -49,13 +53,18 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
     a run must be its side's whole text, or hold a word that is no stopword and not start
     (end) a longer run of the other side: "i am" is no option against "i am bored", "little"
     is one against "a little". A side no window holds: its shortest such run. None when no
-    window holds either side; when a question offers no choice by "or" or "vs" (OFFERS), has
-    a gap to fill or asks what sets the two apart (ASKS_APART); when an option is a verdict
-    ("correct or wrong?") or follows a word that lists examples ("like a town or a city").
+    window holds either side, when a question offers no choice by "or" or "vs" (OFFERS) or
+    asks what sets the two apart (ASKS_APART), when an option is a verdict ("correct or
+    wrong?") or follows a word that lists examples ("like a town or a city"). A fill-in's
+    options are the two alternatives its bracket offers (BRACKET_CHOICE), or None.
     Example: options(["It's going to rain.", "will: a decision"], "shall i say will or going
         to, it is cloudy") -> (["will"], ["going", "to"])"""
     asked = question.lower()
-    if not OFFERS.search(asked) or has_gap(question) or ASKS_APART.search(asked):
+    if has_gap(question):  # a fill-in chooses only between the alternatives its bracket offers
+        offered = BRACKET_CHOICE.search(asked)
+        a, b = (WORD.findall(offered.group(g)) for g in (1, 2)) if offered else ([], [])
+        return (a, b) if a and b and a != b else None
+    if not OFFERS.search(asked) or ASKS_APART.search(asked):
         return None
     left, right = (WORD.findall(side) for side in (*OFFERS.split(asked, maxsplit=1), "")[:2])
     said = [WORD.findall(w.lower()) for w in windows]

@@ -234,7 +234,7 @@ class Reader:
         silent = s < 0 or null + margin >= span or not answer or \
             only_echoes(answer, question) or \
             (meant is not None and off_its_line(self._line(ids, segs, s, e), meant))
-        choice = chosen_option(seen, question) if offers_choice(question) else None
+        choice = chosen_option(seen, question)
         if choice is not None and (silent or not (names_either(answer, choice)
                                                   or asked_kinds(question))):
             window, answer, other = choice  # the option a window supports; the model had none
