@@ -10,7 +10,9 @@ model; one that makes the same mistake in its own words gets what the correction
 the model would abstain (mistakes.py). A question that asks what a term means gets the words a
 window defines it with, with no model (definitions.py), and the model's answer to one that
 says "mean" only from a line that names the term; one that asks for an example, the first
-of the list a window introduces for it, where the model would abstain (examples.py). Its inputs
+of the list a window introduces for it, where the model would abstain (examples.py); one that
+offers two options ("A or B?", a fill-in's "(A / B)"), the option a window supports, where the
+model abstains or answers with neither (choices.py). Its inputs
 (windows, table columns, question-match flags) are computed as training computes them
 (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
