@@ -43,6 +43,11 @@ LITTLE = ("| good outcome | a little: I have a little money.\n"
     ([PLANS], "we ___ paint it, it is a plan (will / going to)", (["will"], ["going", "to"])),
     ([LITTLE], "there is ___ time for it (little or a little)", (["little"], ["a", "little"])),
     ([PLANS], "we ___ (paint) the kitchen or the hall", None),  # one cue, no choice
+    # or in a clause of its own, before or after the sentence, when no one-word cue is there
+    ([LITTLE], "there is ___ time for it: little or a little?", (["little"], ["a", "little"])),
+    ([PLANS], "'will' or 'going to' - we ___ paint it", (["will"], ["going", "to"])),
+    ([PLANS], "we ___ (go) on holiday - will or going to", None),  # the cue asks a form
+    ([PLANS], "we ___ paint the kitchen or the hall with a plan", None),  # no clause of its own
 ])
 def test_the_options_of_a_question(windows, question, opts):
     assert options(windows, question) == opts

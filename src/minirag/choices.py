@@ -7,8 +7,9 @@ situation it asks about ("plural nouns"). A window that holds one option only su
 the words it shares with that situation; a window that holds both, line by line; a window that
 strikes an option out (~~payed~~) and keeps the other supports the one kept. The option with
 support, more than the other's, is the answer, as the window writes it. A fill-in chooses
-too when its bracket offers two alternatives ("there is ___ time left (little / a little)"):
-they are the options, the sentence around the gap the situation. The reader uses it where
+too when its bracket offers two alternatives ("there is ___ time left (little / a little)"),
+or a clause of their own ("..., for or during?"): they are the options, the sentence around
+the gap the situation. The reader uses it where
 its model would abstain or answers with neither option (reader.py).
 What it leaves out: meaning beyond shared words (a learner's "gave up my old job" never
 matches the KB's "end an activity"); a choice of three; a window that names one option with
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from minirag.definitions import QUOTES
 from minirag.forms import stem
 from minirag.mistakes import VERDICT_WORDS
 from minirag.prompt import STOPWORDS
@@ -36,6 +38,11 @@ from minirag.reader_inputs import (
 OFFERS = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)")
 # a fill-in's bracket that offers two alternatives: "(a / an)", "(little or a little)"
 BRACKET_CHOICE = re.compile(r"\(\s*([^()/]+?)\s*(?:/|\bor\b)\s*([^()/]+?)\s*\)")
+# or, in a fill-in with no one-word cue in brackets, a clause of its own: "..., for or during?"
+CUE = re.compile(r"\(\s*[a-z']+\s*\)")
+CLAUSES = re.compile(r"[,;:?!]|\s[-/]\s")
+SIDE = r"((?:[a-z']+\s+){0,2}[a-z']+)"  # one to three words
+CLAUSE_CHOICE = re.compile(SIDE + r"\s+(?:or|vs\.?)\s+" + SIDE)
 # a word before the options that lists them as examples ("a place like a town or a city")
 EXAMPLE_LEADS = frozenset("like besides including eg".split())
 ARTICLES = frozenset("a an the".split())
@@ -56,12 +63,15 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
     window holds either side, when a question offers no choice by "or" or "vs" (OFFERS) or
     asks what sets the two apart (ASKS_APART), when an option is a verdict ("correct or
     wrong?") or follows a word that lists examples ("like a town or a city"). A fill-in's
-    options are the two alternatives its bracket offers (BRACKET_CHOICE), or None.
+    options are the two alternatives its bracket offers (BRACKET_CHOICE) or, with no one-word
+    cue in brackets, a clause of its own offers ("slept ___ all night, for or during?"), or None.
     Example: options(["It's going to rain.", "will: a decision"], "shall i say will or going
         to, it is cloudy") -> (["will"], ["going", "to"])"""
     asked = question.lower()
-    if has_gap(question):  # a fill-in chooses only between the alternatives its bracket offers
-        offered = BRACKET_CHOICE.search(asked)
+    if has_gap(question):  # a fill-in chooses only between the alternatives it offers apart
+        offered = BRACKET_CHOICE.search(asked) or (None if CUE.search(asked) else next(
+            filter(None, (CLAUSE_CHOICE.fullmatch(QUOTES.sub("", c).strip())
+                          for c in CLAUSES.split(asked))), None))
         a, b = (WORD.findall(offered.group(g)) for g in (1, 2)) if offered else ([], [])
         return (a, b) if a and b and a != b else None
     if not OFFERS.search(asked) or ASKS_APART.search(asked):
