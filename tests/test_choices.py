@@ -124,3 +124,18 @@ def test_a_choice_the_windows_decide_is_answered_where_the_model_has_none(tok, s
     # a model that always answers keeps its answer only if it names an option
     r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
     assert r.chosen_over == "while" or names_either(r.answer, (0, "by", "while"))
+
+
+def test_the_rules_read_the_whole_question_where_the_prompt_cuts_it(tok):
+    # the prompt keeps MAX_QUESTION tokens of a long question: its second option falls off the
+    # ids the model reads, but not off the question the rules read (Prompt.question)
+    long = ("after a long week at the office with far too many meetings, emails and calls "
+            "about money, is it little or a little for a good outcome")
+    prompt = build_prompt(long, [make_chunk(LITTLE, "b.md")], tokenizer=tok)
+    asked = prompt.token_ids[:prompt.token_ids.index(tok.encode_special("<|ctx|>")[0])]
+    assert "or a little" not in tok.decode(asked) and prompt.question == long
+    r = Reader(tiny_span_reader(len(tok), 0), tok, null_margin=1e9).read(prompt)
+    assert r.answer == "a little" and r.chosen_over is not None
+    assert Reader(tiny_span_reader(len(tok), 0), tok, null_margin=1e9).read_ids(
+        prompt.token_ids).abstained  # the ids alone hold no choice
+

@@ -58,6 +58,9 @@ class Prompt:
     dropped: list[str]  # ids of the chunks that did not fit
     # a table row shown (as `units` gives it) -> its table's header row, which no window shows
     headers: dict[str, str] = field(default_factory=dict)
+    # the question as asked, whole: the ids keep at most MAX_QUESTION tokens of it, the reader's
+    # rules (reader.py) read all of it
+    question: str = ""
 
 
 def units(text: str) -> list[str]:
@@ -239,7 +242,7 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
         shown.append(c)
     ids += sp(A)
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(shown)}
-    return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers)
+    return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers, " ".join(query.split()))
 
 
 def water_fill(wants: list[int], total: int) -> list[int]:
@@ -276,4 +279,4 @@ def _full_prompt(query: str, chunks: list[Chunk], template: Template, tokenizer)
              for i, c in enumerate(chunks)]
     text = template.frame.format(question=query.strip(), context="".join(items) or "(none)\n")
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(chunks)}
-    return Prompt(text, tokenizer.encode(text), citations, [])
+    return Prompt(text, tokenizer.encode(text), citations, [], question=" ".join(query.split()))

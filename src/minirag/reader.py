@@ -193,12 +193,15 @@ class Reader:
         return start[0], end[0]
 
     def read(self, prompt: Prompt) -> Reading:
-        return self.read_ids(prompt.token_ids, prompt.headers)
+        return self.read_ids(prompt.token_ids, prompt.headers, prompt.question or None)
 
-    def read_ids(self, ids: list[int], headers: dict[str, str] | None = None) -> Reading:
+    def read_ids(self, ids: list[int], headers: dict[str, str] | None = None,
+                 question: str | None = None) -> Reading:
         """`read` of a compact prompt's token ids (a training example's, say); `headers`: its
-        rows' header rows (Prompt.headers), for `banned_forms`."""
-        question = question_of(ids, self.tokenizer)  # decoded once: routing and cells
+        rows' header rows (Prompt.headers), for `banned_forms`; `question`: the question as
+        asked (Prompt.question), which the rules and the routing read whole while the model
+        reads the ids (by default, the question the ids hold, cut to MAX_QUESTION tokens)."""
+        question = question or question_of(ids, self.tokenizer)
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
         seen = [self.tokenizer.decode(ids[lo:hi]) for lo, hi in segs]  # each window's text
