@@ -187,7 +187,8 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
                  key_stopwords: bool = True, fair_shares: bool = True) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
-    Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget);
+    Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget;
+    `Prompt.question` keeps all of it, for the reader's rules);
     the chunks share what is left, each shown as its best window: with `fair_shares`, each gets
     what its best window would take of all of it, up to a common level (`water_fill`: a one-line
     table row leaves its room to a definition that runs on), else an equal share;
