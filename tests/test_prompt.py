@@ -14,6 +14,7 @@ from minirag.prompt import (
     COMPACT_TEMPLATE,
     FULL_TEMPLATE,
     IDK_TEXT,
+    MAX_QUESTION,
     best_window,
     build_prompt,
     fit_tokens,
@@ -223,6 +224,31 @@ def test_water_fill_is_max_min_fair(wants, total):
         assert sum(out) == total and max(short) - min(short) <= 1
         # none above the level by more than the token integer division left over
         assert all(o <= max(short) + 1 for o in out)
+
+
+def test_a_long_question_keeps_its_last_whole_words():
+    from minirag.files.artifacts import load_tokenizer
+    tok = load_tokenizer()
+    story = " ".join(["we talked about it all day long at home"] * 4)
+    asked = f"{story} and then, past of swim?"
+    kept = build_prompt(asked, [], tokenizer=tok).token_ids[1:-1]  # between <|q|> and <|a|>
+    assert tok.decode(kept).endswith("past of swim?") and len(kept) <= MAX_QUESTION
+    assert tok.decode(kept).split()[0] in asked.split()  # a whole word starts it
+    first = build_prompt(asked, [], tokenizer=tok, question_end=False).token_ids[1:-1]
+    assert tok.decode(first).startswith("we talked") and len(first) == MAX_QUESTION
+    huge = "past of swim " + "x" * 9_000  # a last word no budget holds: the first tokens
+    assert len(build_prompt(huge, [], tokenizer=tok).token_ids) == MAX_QUESTION + 2
+
+
+@given(st.lists(st.sampled_from("we it past of swim went to the shop and".split()), max_size=60))
+def test_the_kept_question_is_the_longest_run_of_last_words_that_fits(words):
+    from minirag.files.artifacts import load_tokenizer
+    tok = load_tokenizer()
+    text = " ".join(words or ["go"])
+    prompt = build_prompt(text, [], tokenizer=tok)
+    kept = tok.decode(prompt.token_ids[1:-1]).split()
+    assert kept == text.split()[len(text.split()) - len(kept):]  # a run of its last words
+    assert len(prompt.token_ids) - 2 <= MAX_QUESTION and prompt.question == text
 
 
 def test_a_fair_share_holds_its_window_whole():

@@ -173,6 +173,20 @@ def fit_tokens(window: str, tokenizer) -> int:
     return len(tokenizer.encode(first)) + sum(len(tokenizer.encode("\n" + u)) for u in rest)
 
 
+def _last_words(text: str, tokenizer, limit: int) -> list[int]:
+    """The ids of `text`'s last whole words that encode to `limit` tokens at most ([] when its
+    last word alone is longer). Example: with limit 3, "so which one, by or until" -> the ids of
+    "by or until" (one token a word)."""
+    kept: list[int] = []
+    words = text.split()
+    for k in range(1, min(len(words), limit) + 1):  # each word is a token at least
+        ids = tokenizer.encode(" ".join(words[-k:]))
+        if len(ids) > limit:
+            break
+        kept = ids
+    return kept
+
+
 def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, float]) -> str:
     """The `max_tokens` window of a long unit that starts just before its best query word."""
     hits = [(w8[m.group().lower()], -m.start(), m.start())
@@ -184,11 +198,14 @@ def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, fl
 
 def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
                  budget: int | None = 64, tokenizer=None, idf=None,
-                 key_stopwords: bool = True, fair_shares: bool = True) -> Prompt:
+                 key_stopwords: bool = True, fair_shares: bool = True,
+                 question_end: bool = True) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget;
-    `Prompt.question` keeps all of it, for the reader's rules);
+    `Prompt.question` keeps all of it, for the reader's rules): with `question_end`, a longer
+    one keeps its last whole words that fit (a chatty learner asks at the end of a story),
+    else its first tokens;
     the chunks share what is left, each shown as its best window: with `fair_shares`, each gets
     what its best window would take of all of it, up to a common level (`water_fill`: a one-line
     table row leaves its room to a definition that runs on), else an equal share;
@@ -196,8 +213,8 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     this is the abstention prompt: the question and nothing to answer from. `idf(word)`
     weighs the query words when a window is chosen (the pipeline passes BM25Index.idf_of:
     "keep" says more than "past"); without it, an idf over the lines of these chunks.
-    `key_stopwords`: see best_window; it and `fair_shares` are set by the reader's training
-    data as its reader saw them.
+    `key_stopwords`: see best_window; it, `fair_shares` and `question_end` are set by the
+    reader's training data as its reader saw them.
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     A question that is not text, is empty or is oversized is a ValueError (retrieve.check_query).
@@ -212,7 +229,9 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
         raise ValueError(f"budget ({budget}) must be >= 8 tokens for the compact template")
     sp = tokenizer.encode_special
     q_max = min(MAX_QUESTION, (budget - 2) // 2)  # never more than half of the window
-    q_ids = tokenizer.encode(" ".join(query.split()))[:q_max]
+    q_ids = tokenizer.encode(" ".join(query.split()))
+    if len(q_ids) > q_max:
+        q_ids = (question_end and _last_words(query, tokenizer, q_max)) or q_ids[:q_max]
     ids = sp(Q) + q_ids
     room = budget - len(ids) - 1  # what the chunks may use; 1 for the closing <|a|>
     shown: list[Chunk] = []

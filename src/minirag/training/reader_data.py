@@ -128,7 +128,8 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
     if show:
         picked.insert(int(rng.integers(len(picked) + 1)), f.chunk)
     p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of,
-                     key_stopwords=KEY_STOPWORDS, fair_shares=FAIR_SHARES)
+                     key_stopwords=KEY_STOPWORDS, fair_shares=FAIR_SHARES,
+                     question_end=QUESTION_END)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
     if show and answerable and f.chunk.id in p.citations.values():
@@ -152,6 +153,9 @@ KEY_STOPWORDS = False
 # and on windows that shared the prompt's room equally (prompt.build_prompt's fair_shares); it
 # reads with each chunk's fair share. True would change training prompts: a rebuild
 FAIR_SHARES = False
+# and on questions cut to their first MAX_QUESTION tokens when longer (build_prompt's
+# question_end); it reads a long question's last words. True would change training prompts
+QUESTION_END = False
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
