@@ -226,7 +226,7 @@ def test_water_fill_is_max_min_fair(wants, total):
         assert all(o <= max(short) + 1 for o in out)
 
 
-def test_a_long_question_keeps_its_last_whole_words():
+def test_a_long_question_keeps_its_last_whole_words_up_to_its_question_mark():
     from minirag.files.artifacts import load_tokenizer
     tok = load_tokenizer()
     story = " ".join(["we talked about it all day long at home"] * 4)
@@ -236,6 +236,9 @@ def test_a_long_question_keeps_its_last_whole_words():
     assert tok.decode(kept).split()[0] in asked.split()  # a whole word starts it
     first = build_prompt(asked, [], tokenizer=tok, question_end=False).token_ids[1:-1]
     assert tok.decode(first).startswith("we talked") and len(first) == MAX_QUESTION
+    first_asked = f"past of swim? {story}"  # asked first, the story after: up to the "?"
+    kept = build_prompt(first_asked, [], tokenizer=tok).token_ids[1:-1]
+    assert tok.decode(kept).endswith("past of swim?")
     huge = "past of swim " + "x" * 9_000  # a last word no budget holds: the first tokens
     assert len(build_prompt(huge, [], tokenizer=tok).token_ids) == MAX_QUESTION + 2
 
@@ -248,6 +251,7 @@ def test_the_kept_question_is_the_longest_run_of_last_words_that_fits(words):
     prompt = build_prompt(text, [], tokenizer=tok)
     kept = tok.decode(prompt.token_ids[1:-1]).split()
     assert kept == text.split()[len(text.split()) - len(kept):]  # a run of its last words
+    # (no word here ends in "?": the run ends where the question does)
     assert len(prompt.token_ids) - 2 <= MAX_QUESTION and prompt.question == text
 
 

@@ -174,11 +174,14 @@ def fit_tokens(window: str, tokenizer) -> int:
 
 
 def _last_words(text: str, tokenizer, limit: int) -> list[int]:
-    """The ids of `text`'s last whole words that encode to `limit` tokens at most ([] when its
-    last word alone is longer). Example: with limit 3, "so which one, by or until" -> the ids of
-    "by or until" (one token a word)."""
+    """The ids of the whole words that end `text`'s question, at its last "?" (a learner may ask
+    first and tell the story after) or else at its end, that encode to `limit` tokens at most
+    ([] when that last word alone is longer). Example: with limit 3, "so which one, by or until"
+    -> the ids of "by or until"; "past of swim? we argued" -> "past of swim?"."""
     kept: list[int] = []
     words = text.split()
+    asked = [i for i, w in enumerate(words) if w.endswith("?")]
+    words = words[:asked[-1] + 1] if asked else words
     for k in range(1, min(len(words), limit) + 1):  # each word is a token at least
         ids = tokenizer.encode(" ".join(words[-k:]))
         if len(ids) > limit:
@@ -204,8 +207,8 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget;
     `Prompt.question` keeps all of it, for the reader's rules): with `question_end`, a longer
-    one keeps its last whole words that fit (a chatty learner asks at the end of a story),
-    else its first tokens;
+    one keeps the whole words that fit up to its last "?" or else its end (a chatty learner
+    asks at the end of a story, or first and tells it after), else its first tokens;
     the chunks share what is left, each shown as its best window: with `fair_shares`, each gets
     what its best window would take of all of it, up to a common level (`water_fill`: a one-line
     table row leaves its room to a definition that runs on), else an equal share;
