@@ -154,7 +154,8 @@ KEY_STOPWORDS = False
 # reads with each chunk's fair share. True would change training prompts: a rebuild
 FAIR_SHARES = False
 # and on questions cut to their first MAX_QUESTION tokens when longer (build_prompt's
-# question_end); it reads a long question's last words. True would change training prompts
+# question_end); it reads a long question's words up to its last "?", else its last words.
+# True would change training prompts
 QUESTION_END = False
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
