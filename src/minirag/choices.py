@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from minirag.definitions import QUOTES
+from minirag.definitions import MEANING, QUOTES
 from minirag.forms import stem
 from minirag.mistakes import VERDICT_WORDS
 from minirag.prompt import STOPWORDS
@@ -46,12 +46,13 @@ CLAUSE_CHOICE = re.compile(SIDE + r"\s+(?:or|vs\.?)\s+" + SIDE)
 # a word before the options that lists them as examples ("a place like a town or a city")
 EXAMPLE_LEADS = frozenset("like besides including eg".split())
 ARTICLES = frozenset("a an the".split())
-# a question that asks what sets two things apart, or what they mean, asks no choice
-ASKS_APART = re.compile(r"\b(?:differen\w*|differ|mean\w*|define\w*|definition)\b")
+# a question that asks what sets two things apart (or what they mean: definitions.MEANING)
+# asks no choice
+DIFFERENCE = re.compile(r"\bdiffer\w*")
 MAX_OPTION_WORDS = 4  # an option is at most this many words either side of the "or"
 # words of a choice question that ask for the choice and say nothing of the situation
 ASKING_STEMS = frozenset(stem(w) for w in VERDICT_WORDS | set(
-    "better best use say write one right way form difference".split()))
+    "better best use say write one right way form".split()))
 
 
 def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | None:
@@ -61,7 +62,7 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
     (end) a longer run of the other side: "i am" is no option against "i am bored", "little"
     is one against "a little". A side no window holds: its shortest such run. None when no
     window holds either side, when a question offers no choice by "or" or "vs" (OFFERS) or
-    asks what sets the two apart (ASKS_APART), when an option is a verdict ("correct or
+    asks what sets the two apart or what they mean, when an option is a verdict ("correct or
     wrong?") or follows a word that lists examples ("like a town or a city"). A fill-in's
     options are the two alternatives its bracket offers (BRACKET_CHOICE) or, with no one-word
     cue in brackets, a clause of its own offers ("slept ___ all night, for or during?"), or None.
@@ -74,7 +75,7 @@ def options(windows: list[str], question: str) -> tuple[list[str], list[str]] | 
                           for c in CLAUSES.split(asked))), None))
         a, b = (WORD.findall(offered.group(g)) for g in (1, 2)) if offered else ([], [])
         return (a, b) if a and b and a != b else None
-    if not OFFERS.search(asked) or ASKS_APART.search(asked):
+    if not OFFERS.search(asked) or DIFFERENCE.search(asked) or MEANING.search(asked):
         return None
     left, right = (WORD.findall(side) for side in (*OFFERS.split(asked, maxsplit=1), "")[:2])
     said = [WORD.findall(w.lower()) for w in windows]
