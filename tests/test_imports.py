@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes", "definitions", "examples", "choices"],
+    ["mistakes", "definitions", "examples", "choices", "verb_groups"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

@@ -62,6 +62,7 @@ from minirag.reader_inputs import (
     windows,
 )
 from minirag.tables import cue_words
+from minirag.verb_groups import cue_of, filled_gap, part_of
 
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
@@ -161,6 +162,7 @@ class Reading:
     defines: str | None = None  # the term whose definition in the KB is the answer
     listed: str | None = None  # the lead of the KB's list whose first example is the answer
     chosen_over: str | None = None  # the option offered that a window's support ruled out
+    fills: str | None = None  # the fill-in's cue whose verb group, as a window writes it, answers
 
 
 class Reader:
@@ -246,6 +248,12 @@ class Reader:
             marker = f"[#{window + 1}]"
             return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                            ruled_out, chosen_over=other)
+        cue, gap = cue_of(question), filled_gap(seen, question)
+        if gap is not None and (silent or part_of(answer, gap[1], cue)):
+            window, answer = gap  # the cue's verb group a window writes; the model had none of it
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                           ruled_out, fills=cue)
         if silent:  # the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)
