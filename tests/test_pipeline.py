@@ -191,6 +191,14 @@ def test_minirag_ask_answers_a_choice_with_the_option_a_window_supports():
     assert json.loads(ask("past participle of sing", "--json").stdout)["chosen_over"] is None
 
 
+def test_minirag_ask_fills_a_gap_with_the_verb_group_a_window_writes():
+    question = "her eyes were red because she ___ (cry) for hours"
+    out = json.loads(ask(question, "--json").stdout)
+    assert out["answer"].startswith("had been crying [#") and out["fills"] == "cry"
+    assert 'verb group of "(cry)"' in ask(question).stdout
+    assert json.loads(ask("past participle of sing", "--json").stdout)["fills"] is None
+
+
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
     """`minirag ask ... | head -1`: the reader of the pipe stops after one line."""
     p = subprocess.Popen([sys.executable, "-m", "minirag", "ask", "past of go"],
