@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 
 from minirag.prompt import build_prompt
 from minirag.reader import Reader
-from minirag.verb_groups import before_gap, cue_of, filled_gap, fitted, groups, is_form, part_of
+from minirag.verb_groups import (
+    asked_cell,
+    before_gap,
+    cue_of,
+    filled_gap,
+    fitted,
+    groups,
+    is_form,
+    mended_group,
+    part_of,
+    verb_rows,
+)
 from tests.fakes import make_chunk, tiny_span_reader
 
 SNOW = "- Background: The kids were playing outside when the lights went out."
@@ -113,6 +124,39 @@ def test_a_part_of_the_group_leaves_the_gap_half_empty():
     assert not part_of("", "were playing", "play")
 
 
+BEGIN = "| begin | began | begun |\n| ring | rang | rung |"
+
+
+def test_the_verb_rows_of_a_window():
+    assert verb_rows(BEGIN) == [["begin", "began", "begun"], ["ring", "rang", "rung"]]
+    assert verb_rows("| be | was / were | been |\n| child | children |") == []  # not 3 words
+    assert verb_rows("| go | ~~goed~~ | gone |") == []  # a cell struck out
+
+
+@pytest.mark.parametrize("word, cell", [
+    ("has", 2), ("hadn't", 2), ("i've", 2), ("ive", 2), ("did", 0), ("didnt", 0),
+    ("can't", 0), ("won't", 0), ("mustn't", 0), ("to", 0), ("she'll", 0), ("was", None),
+    ("she", None),
+])
+def test_the_cell_an_auxiliary_asks_for(word, cell):
+    assert asked_cell(word) == cell
+
+
+@pytest.mark.parametrize("question, mended", [
+    ("is 'the bell has rang' right?", (0, "has rung", "rang")),
+    ("did the film began late, correct?", None),  # a noun subject: no auxiliary before
+    ("did you began early, correct?", (0, "did you begin", "began")),  # inverted: did + you
+    ("she might have began it, is that ok", (0, "might have begun", "began")),  # the whole run
+    ("they can't rang him, right?", (0, "can't ring", "rang")),
+    ("the bell has rung, right?", None),  # already the cell asked
+    ("the bell has rang here", None),  # no verdict asked
+    ("is 'he has went' right?", None),  # no row of *go* in the windows
+    ("did you began or has it began, correct?", None),  # two mends that differ
+])
+def test_a_wrong_form_after_an_auxiliary_mended_by_its_row(question, mended):
+    assert mended_group([BEGIN], question) == mended
+
+
 @pytest.fixture(scope="module")
 def tok():
     from minirag.files.artifacts import load_tokenizer
@@ -129,3 +173,14 @@ def test_a_group_the_windows_write_is_answered_where_the_model_has_none(tok, see
     # a model that always answers keeps its answer unless it is a part of the group
     r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
     assert r.fills == "play" or not part_of(r.answer, "were playing", "play")
+
+
+@given(st.integers(0, 10_000))
+def test_a_wrong_form_a_row_mends_is_answered_where_the_model_has_not(tok, seed):
+    prompt = build_prompt("is 'the bell has rang' right?", [make_chunk(BEGIN, "v.md")],
+                          tokenizer=tok)
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
+    assert (r.answer, r.marker, r.mends) == ("has rung", "[#1]", "rang")
+    # a model that always answers keeps its answer only if it holds the form asked
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
+    assert r.mends == "rang" or "rung" in r.answer.split()

@@ -64,7 +64,7 @@ from minirag.reader_inputs import (
     windows,
 )
 from minirag.tables import cue_words
-from minirag.verb_groups import cue_of, filled_gap, part_of
+from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
 
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
@@ -165,6 +165,7 @@ class Reading:
     listed: str | None = None  # the lead of the KB's list whose first example is the answer
     chosen_over: str | None = None  # the option offered that a window's support ruled out
     fills: str | None = None  # the fill-in's cue whose verb group, as a window writes it, answers
+    mends: str | None = None  # the question's wrong verb form that a window's verb row put right
 
 
 class Reader:
@@ -256,6 +257,12 @@ class Reader:
             marker = f"[#{window + 1}]"
             return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                            ruled_out, fills=cue)
+        mend = mended_group(seen, question)
+        if mend is not None and (silent or mend[1].split()[-1] not in WORD.findall(answer.lower())):
+            window, answer, wrong = mend  # the wrong form put right by its row; the model had not
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                           ruled_out, mends=wrong)
         if silent:  # the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import stem
+from minirag.forms import HAVE, stem
+from minirag.mistakes import asks_verdict
 from minirag.reader_inputs import AUXILIARIES, WORD, content_stems, has_gap, struck_out
+from minirag.tables import table_cells
 
 CUE = re.compile(r"\(\s*([a-z]{2,})\s*\)")  # a one-word cue in brackets: "(play)", not "(i)"
 TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")  # WORD, case kept
@@ -40,6 +42,13 @@ FAMILY = {"am": "be", "is": "be", "are": "be", "was": "was", "were": "was", "hav
 # what a contracted auxiliary the question writes before its gap may stand for: "she's ___"
 CONTRACTED = {"'ve": {"have"}, "'re": {"are"}, "'m": {"am"}, "'ll": {"will"},
               "'s": {"is", "has"}, "'d": {"had", "would"}}
+
+
+def unstruck(window: str) -> str:
+    """The window with its struck-out text and marks blanked, as the reader's inputs read marks.
+    Example: unstruck("~~goed~~ → went") -> " " * 9 + "→ went" (the marks and their text blanked)"""
+    marks = struck_out(list(window))  # per character
+    return "".join(" " if m else ch for ch, m in zip(window, marks))
 
 
 def cue_of(question: str) -> str | None:
@@ -92,10 +101,8 @@ def groups(window: str, cue: str, negated: bool = True) -> list[tuple[list[str],
     counts only as a table cell of its own (elsewhere it is the word explained, not its form);
     with `negated` False, a group that holds a negation ("wouldn't be") does not count.
     Example: groups("We were playing.", "play") -> [(["were", "playing"], "We were playing.")]"""
-    marks = struck_out(list(window))  # per character, as the reader's inputs read marks
-    unstruck = "".join(" " if m else ch for ch, m in zip(window, marks))
     out = []
-    for line in unstruck.splitlines():
+    for line in unstruck(window).splitlines():
         tokens = list(TOKEN.finditer(line))
         for i, t in enumerate(tokens):
             if not is_form(t.group(0), cue) or _is_key(line, t):
@@ -167,3 +174,57 @@ def part_of(answer: str, filled: str, cue: str) -> bool:
     said = WORD.findall(answer.lower())
     return bool(said) and not any(is_form(w, cue) for w in said) and \
         set(said) <= set(WORD.findall(filled.lower()))
+
+
+# what an auxiliary asks of the verb after it: a form of *have* the participle, *do*, a modal or
+# "to" the base form ("has went", "did you saw", "can swims", "to went" are mistakes)
+ASKS_PARTICIPLE = re.compile(HAVE)
+ASKS_BASE = re.compile(r"(?:do|does|did|can|could|will|would|shall|should|may|might|must)(?:n'?t)?"
+                       r"|can'?t|cannot|won'?t|to|[a-z]+'ll")
+PRONOUNS = frozenset("i you he she it we they".split())
+
+
+def verb_rows(window: str) -> list[list[str]]:
+    """The rows of a window's verb tables: three one-word cells, base | past | participle,
+    outside struck-out text.
+    Example: verb_rows("| go | went | gone |") -> [["go", "went", "gone"]]"""
+    rows = [table_cells(ln) for ln in unstruck(window).splitlines() if ln.strip().startswith("|")]
+    return [[c.lower() for c in r] for r in rows
+            if len(r) == 3 and all(re.fullmatch(r"[A-Za-z]+", c) for c in r)]
+
+
+def asked_cell(auxiliary: str) -> int | None:
+    """The cell of a verb row an auxiliary asks for: 2 (the participle) after *have*, 0 (the
+    base) after *do*, a modal or "to"; None after any other word."""
+    if ASKS_PARTICIPLE.fullmatch(auxiliary):
+        return 2
+    return 0 if ASKS_BASE.fullmatch(auxiliary) else None
+
+
+def mended_group(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, the question's verb group with its verb put right, the wrong form) for a
+    question that asks a verdict and writes a verb row's form after an auxiliary that asks for
+    another of its cells ("has became": the participle, "become"; "did you saw": the base). The
+    group runs from the auxiliaries (and a subject pronoun after the first, "did you") to the
+    verb, as the question writes it. None when no window's row holds the form, the form is the
+    one asked, or two rows mend it differently.
+    Example: mended_group(["| begin | began | begun |"], "is 'it has began' right?") ->
+        (0, "has begun", "began")"""
+    if not asks_verdict(question):
+        return None
+    rows = [(n, row) for n, window in enumerate(windows) for row in verb_rows(window)]
+    words = WORD.findall(question.lower())
+    found: dict[str, tuple[int, str, str]] = {}
+    for i, wrong in enumerate(words):
+        aux = i - 1 - (i >= 2 and words[i - 1] in PRONOUNS)  # "did you saw": the aux before
+        cell = asked_cell(words[aux]) if aux >= 0 else None
+        if cell is None:
+            continue
+        start = aux
+        while start > 0 and (words[start - 1] in AUXILIARIES or asked_cell(words[start - 1])):
+            start -= 1
+        for n, row in rows:
+            if wrong in row and row[cell] != wrong:
+                mended = " ".join([*words[start:i], row[cell]])
+                found.setdefault(mended, (n, mended, wrong))
+    return next(iter(found.values())) if len(found) == 1 else None
