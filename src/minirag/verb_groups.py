@@ -13,6 +13,10 @@ What it leaves out: which tense a situation calls for (the window must write the
 formula such as "was/were + -ing" composes nothing), irregular forms that share no letters
 with the cue beyond a stem ("went" for "go": the table rows answer those), two cues in a
 question, a noun subject's number.
+`mended_group(windows, question)`: to a question that asks a verdict, its verb group with a
+wrong form put right by a window's verb row (| base | past | participle |): after *have* the
+participle, after *do*, a modal or "to" the base ("has became" -> "has become", "did you saw"
+-> "did you see").
 Why: theory/07 §9, "Some answers need no model".
 """
 
