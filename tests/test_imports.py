@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes", "definitions", "examples", "choices", "verb_groups"],
+    ["mistakes", "definitions", "examples", "choices", "verb_groups", "spellings"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

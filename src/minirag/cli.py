@@ -108,7 +108,7 @@ def answer_json(question: str, a) -> dict:
             "adapter_read": a.reading.by_skill, "ruled_out": list(a.reading.ruled_out),
             "corrects": a.reading.corrects, "defines": a.reading.defines,
             "listed": a.reading.listed, "chosen_over": a.reading.chosen_over,
-            "fills": a.reading.fills, "mends": a.reading.mends,
+            "fills": a.reading.fills, "mends": a.reading.mends, "respells": a.reading.respells,
             "timings_ms": a.timings}
 
 
@@ -210,6 +210,8 @@ def print_ask(r):
         print(f"   the verb group of \"({r['fills']})\" as a window writes it")
     if r["mends"]:
         print(f"   \"{r['mends']}\" put right by its verb row: the form its auxiliary asks for")
+    if r["respells"]:
+        print(f"   \"{r['respells']}\" as a window spells it")
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))

@@ -64,6 +64,7 @@ from minirag.reader_inputs import (
     token_types,
     windows,
 )
+from minirag.spellings import respelt
 from minirag.tables import cue_words
 from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
 
@@ -167,6 +168,7 @@ class Reading:
     chosen_over: str | None = None  # the option offered that a window's support ruled out
     fills: str | None = None  # the fill-in's cue whose verb group, as a window writes it, answers
     mends: str | None = None  # the question's wrong verb form that a window's verb row put right
+    respells: str | None = None  # the question's misspelt word that a window's spelling answers
 
 
 class Reader:
@@ -264,6 +266,12 @@ class Reader:
             marker = f"[#{window + 1}]"
             return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                            ruled_out, mends=wrong)
+        spelt = respelt(seen, question) if silent else None
+        if spelt is not None:  # a misspelt word, as a window spells it
+            window, answer, wrong = spelt
+            marker = f"[#{window + 1}]"
+            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
+                           ruled_out, respells=wrong)
         if silent:  # the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
             listed = None if like else listed_example(seen, question)

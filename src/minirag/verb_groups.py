@@ -109,7 +109,7 @@ def groups(window: str, cue: str, negated: bool = True) -> list[tuple[list[str],
     for line in unstruck(window).splitlines():
         tokens = list(TOKEN.finditer(line))
         for i, t in enumerate(tokens):
-            if not is_form(t.group(0), cue) or _is_key(line, t):
+            if not is_form(t.group(0), cue) or is_key(line, t):
                 continue
             start = i
             while start > 0 and tokens[start - 1].group(0).lower() in AUXILIARIES and \
@@ -139,7 +139,7 @@ def _in_cell(line: str, token: re.Match) -> bool:
         line[token.end():].lstrip(" \t*").startswith("|")
 
 
-def _is_key(line: str, token: re.Match) -> bool:
+def is_key(line: str, token: re.Match) -> bool:
     """Is the word a key the KB looks a form up by: a table row's first cell ("| cost | cost |"),
     or the word an arrow starts from ("easy → easier")? The form asked is beside it."""
     first_cell = line[:token.start()].strip(" \t*") == "|"

@@ -1,0 +1,86 @@
+"""A misspelt word read as a window spells it: "is 'swiming' right?" beside "swim → swimming".
+
+What it is: `respelt(windows, question)`: to a question that asks a verdict, a word of the
+question that no window writes, and that a window word misspells (`misspells`: the same stem
+and the same ending spelt otherwise, "enjoies" / "enjoys", "planed" / "planned"; or one edit
+apart inside the word, "hisself" / "himself"; never two forms of one word, "place" /
+"places", nor an apostrophe a texting learner drops, "didnt"), is corrected by that window
+word, the only one all such pairs name. A table's first cell and an arrow's first word are
+keys the KB looks forms up by, never a correction ("child" is no answer to "childs"). The
+reader uses it where its model abstains (reader.py).
+What it leaves out: a wrong word that is a word ("there" for "their": it may be what the
+learner meant), a misspelling two edits away, and a wrong form whose right one shares neither
+("childs" and "children": the table row's plural is the row lookup's).
+Why: theory/07 §9, "Some answers need no model".
+"""
+
+from __future__ import annotations
+
+import re
+
+from minirag.forms import stem
+from minirag.mistakes import asks_verdict
+from minirag.prompt import STOPWORDS
+from minirag.reader_inputs import WORD
+from minirag.verb_groups import TOKEN, is_key, unstruck
+
+# a contraction: a learner who types "didnt" drops the apostrophe by habit, it is not the mistake
+CONTRACTION = re.compile(r"\w'(?:t|ve|re|ll|d|m)$")
+MIN_LETTERS = 4  # a shorter word is too often another word one letter away
+MIN_EDITED = 5  # one edit apart: both words this long at least
+ENDINGS = (("ies", "s"), ("es", "s"), ("s", "s"), ("ed", "ed"), ("ing", "ing"), ("est", "est"),
+           ("er", "er"))
+
+
+def ending(word: str) -> str | None:
+    """The inflection a word ends in: "s", "ed", "ing", "est", "er", or None ("-ss" is none).
+    Example: ending("enjoies") -> "s"; ending("glass") -> None"""
+    w = word.lower()
+    return None if w.endswith("ss") else next((e for s, e in ENDINGS if w.endswith(s)), None)
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Are `a` and `b` one insertion, deletion, substitution or swap of neighbours apart?
+    Example: one_edit("wagon", "waggon") -> True; one_edit("hisself", "himself") -> True"""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:] or \
+        (len(a) == len(b) and a[i:i + 2] == b[i:i + 2][::-1] and a[i + 2:] == b[i + 2:])
+
+
+def misspells(wrong: str, right: str) -> bool:
+    """Is `wrong` a misspelling of the KB's `right`: the same stem and the same ending spelt
+    otherwise, or one edit apart inside the word (the same first and last letters; both
+    MIN_EDITED letters at least)? A contraction ("didn't") corrects nothing.
+    Example: misspells("planed", "planned") -> True; misspells("wanted", "wants") -> False"""
+    w, r = wrong.lower(), right.lower()
+    if w == r or CONTRACTION.search(r):
+        return False
+    if stem(w) == stem(r):  # one word's forms: a misspelling only with the same ending
+        return ending(w) == ending(r)
+    return min(len(w), len(r)) >= MIN_EDITED and w[0] == r[0] and w[-1] == r[-1] and \
+        one_edit(w, r)  # an edit at either end makes another word too often: think / thing
+
+
+def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, the window's spelling, the question's word) for a verdict question with a
+    word no window writes and a window word it misspells; None when there is none, or the
+    pairs name two spellings.
+    Example: respelt(["double it: swim → swimming"], "is 'swiming' right?") ->
+        (0, "swimming", "swiming")"""
+    if not asks_verdict(question):
+        return None
+    shown = [unstruck(w) for w in windows]
+    held = {w for text in shown for w in WORD.findall(text.lower())}
+    asked = {w for w in (w.strip("'") for w in re.findall(r"[a-z']+", question.lower()))
+             if len(w) >= MIN_LETTERS and w not in STOPWORDS and w not in held}
+    found: dict[str, tuple[int, str, str]] = {}
+    for n, text in enumerate(shown):
+        for line in text.splitlines():
+            for t in TOKEN.finditer(line):
+                right = t.group(0)
+                wrong = next((w for w in sorted(asked) if misspells(w, right)), None)
+                if wrong is not None and not is_key(line, t):
+                    found.setdefault(right.lower(), (n, right, wrong))
+    return next(iter(found.values())) if len(found) == 1 else None

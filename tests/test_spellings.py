@@ -1,0 +1,83 @@
+"""A misspelt word read as a window spells it: the edits and endings that make a misspelling,
+the pairs that do not (two forms of a word, an edit at either end, a dropped apostrophe), keys
+that never correct, and, whatever the reader's weights, a misspelling answered where the
+model abstains."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.prompt import build_prompt
+from minirag.reader import Reader
+from minirag.spellings import ending, misspells, one_edit, respelt
+from tests.fakes import make_chunk, tiny_span_reader
+
+SWIM = "Double the consonant: swim → swimming, run → running."
+
+
+@pytest.mark.parametrize("a, b, edit", [
+    ("wagon", "waggon", True), ("waggon", "wagon", True),  # insertion, deletion
+    ("hisself", "himself", True),  # substitution
+    ("recieve", "receive", True),  # two neighbours swapped
+    ("wagon", "wagon", False), ("wagon", "wgaons", False), ("abc", "abcde", False),
+])
+def test_one_edit_apart(a, b, edit):
+    assert one_edit(a, b) is edit
+
+
+@given(st.text("abcde", min_size=1, max_size=8), st.integers(0, 8), st.sampled_from("abcde"))
+def test_one_inserted_letter_is_one_edit(word, at, letter):
+    longer = word[:at] + letter + word[at:]
+    assert one_edit(word, longer) and one_edit(longer, word)
+
+
+@pytest.mark.parametrize("word, end", [
+    ("enjoies", "s"), ("boxes", "s"), ("planed", "ed"), ("swiming", "ing"), ("biger", "er"),
+    ("glass", None), ("walk", None),
+])
+def test_the_ending_of_a_word(word, end):
+    assert ending(word) == end
+
+
+@pytest.mark.parametrize("wrong, right, spelt", [
+    ("enjoies", "enjoys", True), ("planed", "planned", True), ("swiming", "swimming", True),
+    ("hisself", "himself", True), ("childrens", "children's", True),
+    ("wanted", "wants", False),  # two forms of one word
+    ("place", "places", False),
+    ("think", "thing", False), ("county", "count", False),  # an edit at an end
+    ("didnt", "didn't", False),  # an apostrophe a texting learner drops
+    ("swimming", "swimming", False),
+])
+def test_a_misspelling_of_the_kbs_word(wrong, right, spelt):
+    assert misspells(wrong, right) is spelt
+
+
+@pytest.mark.parametrize("windows, question, spelt", [
+    ([SWIM], "is 'swiming' right?", (0, "swimming", "swiming")),
+    (["Nothing.", SWIM], "swiming - correct or not", (1, "swimming", "swiming")),
+    ([SWIM], "how do i spell swiming", None),  # no verdict asked
+    ([SWIM], "is 'swimming' right?", None),  # the window writes the word: no misspelling
+    (["| hisself | himself |"], "is hisself right?", None),  # a table's key, held by a window
+    (["| himself | hisself |"], "is 'hisself' right?", None),  # the window writes it too
+    (["| him | himself |"], "is 'hisself' right?", (0, "himself", "hisself")),
+    (["I believe it.", "A bereive."], "is 'beleive' right?", None),  # two spellings named
+    (["I believe it."], "is 'beleive' right?", (0, "believe", "beleive")),
+])
+def test_a_misspelt_word_read_as_a_window_spells_it(windows, question, spelt):
+    assert respelt(windows, question) == spelt
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from minirag.files.artifacts import load_tokenizer
+    return load_tokenizer()
+
+
+@given(st.integers(0, 10_000))
+def test_a_misspelling_is_answered_where_the_model_abstains(tok, seed):
+    prompt = build_prompt("is 'swiming' right?", [make_chunk(SWIM, "s.md")], tokenizer=tok)
+    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
+    if r.corrects is None and r.mends is None:  # no rule before it answered
+        assert (r.answer, r.marker, r.respells) == ("swimming", "[#1]", "swiming")
