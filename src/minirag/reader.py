@@ -15,7 +15,8 @@ offers two options ("A or B?", a fill-in's "(A / B)"), the option a window suppo
 model abstains or answers with neither (choices.py); a fill-in with a one-word cue, the cue's
 verb group a window writes ("were playing"), where the model abstains or answers a part of it,
 and a wrong verb form after an auxiliary ("has became"), the cell of its row the auxiliary asks
-for (verb_groups.py). Its inputs
+for (verb_groups.py); a misspelt word of a verdict question, as a window spells it, where the
+model abstains (spellings.py). Its inputs
 (windows, table columns, question-match flags) are computed as training computes them
 (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
