@@ -31,3 +31,10 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 def repo() -> Path:
     """The repository root."""
     return REPO
+
+
+@pytest.fixture(scope="session")
+def shipped_tok():
+    """The shipped BPE tokenizer (models/), loaded once for the tests that read real prompts."""
+    from minirag.files.artifacts import load_tokenizer
+    return load_tokenizer()

@@ -90,3 +90,11 @@ def tiny_span_reader(vocab_size: int, seed: int = 0, noise: float = 0.0):
     for p in model.params.values():
         p += rng.normal(0, noise, p.shape).astype(p.dtype)
     return model
+
+
+def tiny_reader(tokenizer, seed: int = 0, null_margin: float = 0.0):
+    """A Reader over `tiny_span_reader`'s untrained weights: with null_margin 1e9 it always
+    abstains, with -1e9 it always answers, so a test sees what the rules do whatever the model."""
+    from minirag.reader import Reader  # here, as in tiny_span_reader
+
+    return Reader(tiny_span_reader(len(tokenizer), seed), tokenizer, null_margin=null_margin)

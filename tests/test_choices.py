@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 from minirag.choices import chosen_option, names_either, options
 from minirag.prompt import build_prompt
-from minirag.reader import Reader
 from minirag.reader_inputs import WORD, holds_run
-from tests.fakes import make_chunk, tiny_span_reader
+from tests.fakes import make_chunk, tiny_reader
 
 PLANS = "- Plans made before now: We're going to paint the kitchen."
 DEADLINE = "- Deadlines: by Monday, by then.\nWhile: during the time that."
@@ -108,35 +107,29 @@ def test_a_chosen_option_is_the_questions_words_and_its_windows(windows, a, b, s
         assert words != WORD.findall(other)
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from minirag.files.artifacts import load_tokenizer
-    return load_tokenizer()
-
-
 @given(st.integers(0, 10_000))
-def test_a_choice_the_windows_decide_is_answered_where_the_model_has_none(tok, seed):
+def test_a_choice_the_windows_decide_is_answered_where_the_model_has_none(shipped_tok, seed):
     prompt = build_prompt("by or while with a deadline", [make_chunk(DEADLINE, "b.md")],
-                          tokenizer=tok)
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
+                          tokenizer=shipped_tok)
+    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # abstains
     assert (r.answer, r.marker, r.chosen_over) == ("by", "[#1]", "while")
     assert not r.abstained and not math.isnan(r.span_score)  # the model read first
     # a model that always answers keeps its answer only if it names an option
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
+    r = tiny_reader(shipped_tok, seed, null_margin=-1e9).read(prompt)
     assert r.chosen_over == "while" or names_either(r.answer, (0, "by", "while"))
 
 
-def test_the_rules_read_the_whole_question_where_the_prompt_cuts_it(tok):
+def test_the_rules_read_the_whole_question_where_the_prompt_cuts_it(shipped_tok):
     # the prompt keeps MAX_QUESTION tokens of a long question: its second option falls off the
     # ids the model reads, but not off the question the rules read (Prompt.question)
     long = ("after a long week at the office with far too many meetings, emails and calls "
             "about money, is it little or a little for a good outcome")
-    prompt = build_prompt(long, [make_chunk(LITTLE, "b.md")], tokenizer=tok,
+    prompt = build_prompt(long, [make_chunk(LITTLE, "b.md")], tokenizer=shipped_tok,
                           question_end=False)  # the ids keep the question's start
-    asked = prompt.token_ids[:prompt.token_ids.index(tok.encode_special("<|ctx|>")[0])]
-    assert "or a little" not in tok.decode(asked) and prompt.question == long
-    r = Reader(tiny_span_reader(len(tok), 0), tok, null_margin=1e9).read(prompt)
+    asked = prompt.token_ids[:prompt.token_ids.index(shipped_tok.encode_special("<|ctx|>")[0])]
+    assert "or a little" not in shipped_tok.decode(asked) and prompt.question == long
+    r = tiny_reader(shipped_tok, 0, null_margin=1e9).read(prompt)
     assert r.answer == "a little" and r.chosen_over is not None
-    assert Reader(tiny_span_reader(len(tok), 0), tok, null_margin=1e9).read_ids(
+    assert tiny_reader(shipped_tok, 0, null_margin=1e9).read_ids(
         prompt.token_ids).abstained  # the ids alone hold no choice
 

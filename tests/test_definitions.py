@@ -21,8 +21,7 @@ from minirag.definitions import (
 )
 from minirag.examples import asks_example, listed_example
 from minirag.prompt import build_prompt
-from minirag.reader import Reader
-from tests.fakes import make_chunk, tiny_span_reader
+from tests.fakes import make_chunk, tiny_reader
 
 
 @pytest.mark.parametrize("question, term", [
@@ -93,26 +92,20 @@ def test_the_first_window_that_defines_the_term_answers():
         0, "he, she or it", "third person")
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from minirag.files.artifacts import load_tokenizer
-    return load_tokenizer()
-
-
 @given(st.integers(0, 10_000))
-def test_whatever_the_weights_a_definition_is_read_where_the_kb_gives_it(tok, seed):
-    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9)  # never, but...
+def test_whatever_the_weights_a_definition_is_read_where_the_kb_gives_it(shipped_tok, seed):
+    reader = tiny_reader(shipped_tok, seed, null_margin=1e9)  # never, but...
     shown = [make_chunk("| go | went | gone |", "a.md"),
              make_chunk("- A linking verb describes a state: be, seem.", "b.md")]
-    r = reader.read(build_prompt("whats a linking verb", shown, tokenizer=tok))
+    r = reader.read(build_prompt("whats a linking verb", shown, tokenizer=shipped_tok))
     assert (r.answer, r.marker, r.defines) == ("describes a state", "[#2]", "linking verb")
     assert math.isnan(r.span_score) and not r.abstained
     # a term no window defines is the model's to read (here: past a huge margin, never)
-    r = reader.read(build_prompt("whats an action verb", shown, tokenizer=tok))
+    r = reader.read(build_prompt("whats an action verb", shown, tokenizer=shipped_tok))
     assert r.abstained and r.defines is None
     # a meaning asked in so many words is read only on a line that holds the term
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(
-        build_prompt("action verb meaning", shown, tokenizer=tok))
+    r = tiny_reader(shipped_tok, seed, null_margin=-1e9).read(
+        build_prompt("action verb meaning", shown, tokenizer=shipped_tok))
     assert r.abstained and not math.isnan(r.span_score)  # the model read; its line is not it
 
 
@@ -143,9 +136,9 @@ def test_the_first_example_of_the_list_whose_lead_matches(windows, question, fou
 
 
 @given(st.integers(0, 10_000))
-def test_an_example_is_read_off_a_list_where_the_model_abstains(tok, seed):
+def test_an_example_is_read_off_a_list_where_the_model_abstains(shipped_tok, seed):
     shown = [make_chunk("- Three-part phrasal verbs: put up with, run out of.", "a.md")]
-    prompt = build_prompt("three-part phrasal verbs, examples?", shown, tokenizer=tok)
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)
+    prompt = build_prompt("three-part phrasal verbs, examples?", shown, tokenizer=shipped_tok)
+    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)
     assert (r.answer, r.marker, r.listed) == ("put up with", "[#1]", "Three-part phrasal verbs")
     assert not r.abstained and not math.isnan(r.span_score)  # the model read, and abstained

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.prompt import build_prompt
-from minirag.reader import Reader
 from minirag.verb_groups import (
     asked_cell,
     before_gap,
@@ -25,7 +24,7 @@ from minirag.verb_groups import (
     part_of,
     verb_rows,
 )
-from tests.fakes import make_chunk, tiny_span_reader
+from tests.fakes import make_chunk, tiny_reader
 
 SNOW = "- Background: The kids were playing outside when the lights went out."
 STRUCK = "- Using was with plural subjects: ~~They was playing.~~ → They were playing."
@@ -157,30 +156,19 @@ def test_a_wrong_form_after_an_auxiliary_mended_by_its_row(question, mended):
     assert mended_group([BEGIN], question) == mended
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from minirag.files.artifacts import load_tokenizer
-    return load_tokenizer()
-
-
-@given(st.integers(0, 10_000))
-def test_a_group_the_windows_write_is_answered_where_the_model_has_none(tok, seed):
-    prompt = build_prompt("we ___ (play) cards when the phone rang", [make_chunk(SNOW, "p.md")],
-                          tokenizer=tok)
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
-    assert (r.answer, r.marker, r.fills) == ("were playing", "[#1]", "play")
+@pytest.mark.parametrize("question, text, field, value, answer, keeps", [
+    ("we ___ (play) cards when the phone rang", SNOW, "fills", "play", "were playing",
+     lambda a: not part_of(a, "were playing", "play")),  # unless a part of the group
+    ("is 'the bell has rang' right?", BEGIN, "mends", "rang", "has rung",
+     lambda a: "rung" in a.split()),  # only if it holds the form asked
+])
+@given(seed=st.integers(0, 10_000))
+def test_the_rules_answer_where_the_model_has_not(shipped_tok, question, text, field, value,
+                                                   answer, keeps, seed):
+    prompt = build_prompt(question, [make_chunk(text, "v.md")], tokenizer=shipped_tok)
+    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # the model abstains
+    assert (r.answer, r.marker, getattr(r, field)) == (answer, "[#1]", value)
     assert not r.abstained and not math.isnan(r.span_score)  # the model read first
-    # a model that always answers keeps its answer unless it is a part of the group
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
-    assert r.fills == "play" or not part_of(r.answer, "were playing", "play")
-
-
-@given(st.integers(0, 10_000))
-def test_a_wrong_form_a_row_mends_is_answered_where_the_model_has_not(tok, seed):
-    prompt = build_prompt("is 'the bell has rang' right?", [make_chunk(BEGIN, "v.md")],
-                          tokenizer=tok)
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=1e9).read(prompt)  # abstains
-    assert (r.answer, r.marker, r.mends) == ("has rung", "[#1]", "rang")
-    # a model that always answers keeps its answer only if it holds the form asked
-    r = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9).read(prompt)
-    assert r.mends == "rang" or "rung" in r.answer.split()
+    # a model that always answers keeps its answer where the rule allows it
+    r = tiny_reader(shipped_tok, seed, null_margin=-1e9).read(prompt)
+    assert getattr(r, field) == value or keeps(r.answer)

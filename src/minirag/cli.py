@@ -190,6 +190,18 @@ def print_train(r):
     print("data/models/MANIFEST.json updated: " + ", ".join(sorted(r)))
 
 
+# `ask --json` keys that name what a reading rule answered from (reader.Reading), as printed
+RULE_NOTES = (
+    ("corrects", "from the KB's own correction of ~~{}~~"),
+    ("defines", 'from the KB\'s own definition of "{}"'),
+    ("listed", 'the first example the KB lists after "{}:"'),
+    ("chosen_over", 'the option a window supports, over "{}"'),
+    ("fills", 'the verb group of "({})" as a window writes it'),
+    ("mends", '"{}" put right by its verb row: the form its auxiliary asks for'),
+    ("respells", '"{}" as a window spells it'),
+)
+
+
 def print_ask(r):
     routed = "   (read with the adapter: the question is of its task)" if r["adapter_read"] else ""
     print(f"Q: {r['question']}\nA: {r['answer']}{routed}")
@@ -198,20 +210,9 @@ def print_ask(r):
     if r["ruled_out"]:
         print("   ruled out (in the prompt, but not the form or the word asked about): "
               + ", ".join(r["ruled_out"]))
-    if r["corrects"]:
-        print(f"   from the KB's own correction of ~~{r['corrects']}~~")
-    if r["defines"]:
-        print(f"   from the KB's own definition of \"{r['defines']}\"")
-    if r["listed"]:
-        print(f"   the first example the KB lists after \"{r['listed']}:\"")
-    if r["chosen_over"]:
-        print(f"   the option a window supports, over \"{r['chosen_over']}\"")
-    if r["fills"]:
-        print(f"   the verb group of \"({r['fills']})\" as a window writes it")
-    if r["mends"]:
-        print(f"   \"{r['mends']}\" put right by its verb row: the form its auxiliary asks for")
-    if r["respells"]:
-        print(f"   \"{r['respells']}\" as a window spells it")
+    for key, note in RULE_NOTES:  # the reading rule that gave the answer, if one did
+        if r[key]:
+            print("   " + note.format(r[key]))
     print(f"   prompt ({r['prompt_tokens']} tokens): {r['prompt']}")
     print("   retrieved: " + "; ".join(f"{c['doc_id']} § {c['section']}" for c in r["chunks"]))
     print("   ms: " + ", ".join(f"{k} {v:.2f}" for k, v in r["timings_ms"].items()))
