@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.prompt import build_prompt
-from minirag.spellings import ending, misspells, one_edit, respelt
+from minirag.spellings import ending, misspells, one_edit, respelt, unregular
 from tests.fakes import make_chunk, tiny_reader
 
 SWIM = "Double the consonant: swim → swimming, run → running."
@@ -66,6 +66,29 @@ def test_a_misspelling_of_the_kbs_word(wrong, right, spelt):
 ])
 def test_a_misspelt_word_read_as_a_window_spells_it(windows, question, spelt):
     assert respelt(windows, question) == spelt
+
+
+TEACH = "| teach | taught | taught |\n| child | children |\n| sheep | sheep |"
+
+
+@pytest.mark.parametrize("question, fixed", [
+    ("she teached us maths, right?", (0, "taught", "teached")),  # the past
+    ("he has teached for years, correct?", (0, "taught", "teached")),  # the participle
+    ("my childs are at school, ok?", (0, "children", "childs")),  # a two-cell row's plural
+    ("two sheeps - correct?", (0, "sheep", "sheeps")),
+    ("she teaches us maths, right?", None),  # an -s form: no cell of a verb's row
+    ("my child is at school, ok?", None),  # the key itself
+    ("she teached us maths", None),  # no verdict asked
+])
+def test_a_regular_ending_on_an_irregular_word(question, fixed):
+    assert unregular([TEACH], question) == fixed
+
+
+def test_after_have_and_a_pronoun_the_participle():
+    rows = ["| choose | chose | chosen |"]
+    assert unregular(rows, "have you choosed one, is it right?") == (0, "chosen", "choosed")
+    assert unregular(rows, "i choosed one, is it right?") == (0, "chose", "choosed")
+    assert unregular(rows + ["I chose it."], "i choosed one, is it right?")[1] == "chose"
 
 
 @given(st.integers(0, 10_000))

@@ -65,7 +65,7 @@ from minirag.reader_inputs import (
     token_types,
     windows,
 )
-from minirag.spellings import respelt
+from minirag.spellings import respelt, unregular
 from minirag.tables import cue_words
 from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
 
@@ -169,7 +169,7 @@ class Reading:
     chosen_over: str | None = None  # the option offered that a window's support ruled out
     fills: str | None = None  # the fill-in's cue whose verb group, as a window writes it, answers
     mends: str | None = None  # the question's wrong verb form that a window's verb row put right
-    respells: str | None = None  # the question's misspelt word that a window's spelling answers
+    respells: str | None = None  # the question's misspelt (or regularised) word a window corrects
 
 
 class Reader:
@@ -268,6 +268,10 @@ class Reader:
             return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                            ruled_out, mends=wrong)
         spelt = respelt(seen, question) if silent else None
+        unreg = unregular(seen, question)
+        if spelt is None and unreg is not None and (
+                silent or unreg[1].lower() not in WORD.findall(answer.lower())):
+            spelt = unreg  # an irregular word given a regular ending: its row's form
         if spelt is not None:  # a misspelt word, as a window spells it
             window, answer, wrong = spelt
             marker = f"[#{window + 1}]"

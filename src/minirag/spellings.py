@@ -11,6 +11,9 @@ reader uses it where its model abstains (reader.py).
 What it leaves out: a wrong word that is a word ("there" for "their": it may be what the
 learner meant), a misspelling two edits away, and a wrong form whose right one shares neither
 ("childs" and "children": the table row's plural is the row lookup's).
+`unregular(windows, question)`: a word given a regular ending that a window's table row
+gives another form ("childs": `| child | children |`; "teached": `| teach | taught | taught |`)
+is answered with the row's form.
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -22,7 +25,8 @@ from minirag.forms import stem
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
-from minirag.verb_groups import TOKEN, is_key, unstruck
+from minirag.tables import table_cells
+from minirag.verb_groups import ASKS_PARTICIPLE, TOKEN, auxiliary_at, is_key, unstruck
 
 # a contraction: a learner who types "didnt" drops the apostrophe by habit, it is not the mistake
 CONTRACTION = re.compile(r"\w'(?:t|ve|re|ll|d|m)$")
@@ -83,4 +87,35 @@ def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
                 wrong = next((w for w in sorted(asked) if misspells(w, right)), None)
                 if wrong is not None and not is_key(line, t):
                     found.setdefault(right.lower(), (n, right, wrong))
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
+    """(window index, the row's form, the question's word) for a verdict question that gives a
+    word a window's table row lists a regular ending instead of the row's own form: "childs"
+    beside `| child | children |` (a two-cell row: its plural), "teached" beside `| teach |
+    taught | taught |` (a verb's row: its past, or its participle after a form of *have*,
+    "have you teached" too).
+    None when no row's key is the word's stem, the word is one of the row's cells, or the rows
+    name two forms.
+    Example: unregular(["| teach | taught | taught |"], "she teached us, right?") ->
+        (0, "taught", "teached")"""
+    if not asks_verdict(question):
+        return None
+    words = WORD.findall(question.lower())
+    shown = [unstruck(w) for w in windows]
+    held = {w for text in shown for w in WORD.findall(text.lower())}
+    found: dict[str, tuple[int, str, str]] = {}
+    for n, text in enumerate(shown):
+        for row in (table_cells(ln) for ln in text.splitlines() if ln.strip().startswith("|")):
+            key = row[0].lower()
+            for i, word in enumerate(words):
+                end = ending(word)
+                if word in held or word == key or stem(word) != stem(key) or \
+                        (end, len(row)) not in (("s", 2), ("ed", 3)):
+                    continue
+                aux = auxiliary_at(words, i)  # "have you choosed": the participle
+                after_have = aux >= 0 and ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
+                form = row[1] if end == "s" else row[2 if after_have else 1]
+                found.setdefault(form.lower(), (n, form, word))
     return next(iter(found.values())) if len(found) == 1 else None

@@ -205,6 +205,13 @@ def asked_cell(auxiliary: str) -> int | None:
     return 0 if ASKS_BASE.fullmatch(auxiliary) else None
 
 
+def auxiliary_at(words: list[str], i: int) -> int:
+    """Where the auxiliary of the verb `words[i]` would stand: right before it, or before a
+    subject pronoun that stands right before it ("did you saw"); -1 at the start.
+    Example: auxiliary_at(["did", "you", "saw"], 2) -> 0"""
+    return i - 1 - (i >= 2 and words[i - 1] in PRONOUNS)
+
+
 def mended_group(windows: list[str], question: str) -> tuple[int, str, str] | None:
     """(window index, the question's verb group with its verb put right, the wrong form) for a
     question that asks a verdict and writes a verb row's form after an auxiliary that asks for
@@ -220,7 +227,7 @@ def mended_group(windows: list[str], question: str) -> tuple[int, str, str] | No
     words = WORD.findall(question.lower())
     found: dict[str, tuple[int, str, str]] = {}
     for i, wrong in enumerate(words):
-        aux = i - 1 - (i >= 2 and words[i - 1] in PRONOUNS)  # "did you saw": the aux before
+        aux = auxiliary_at(words, i)
         cell = asked_cell(words[aux]) if aux >= 0 else None
         if cell is None:
             continue
