@@ -248,47 +248,37 @@ class Reader:
         silent = s < 0 or null + margin >= span or not answer or \
             only_echoes(answer, question) or \
             (meant is not None and off_its_line(self._line(ids, segs, s, e), meant))
-        choice = chosen_option(seen, question)
+        said = WORD.findall(answer.lower())  # the model's answer, word by word
+
+        def by_rule(window: int, text: str, **why) -> Reading:  # a reading rule's answer
+            marker = f"[#{window + 1}]"
+            return Reading(f"{text} {marker}", text, marker, False, span, null, by_skill,
+                           ruled_out, **why)
+
+        choice = chosen_option(seen, question)  # the option a window supports
         if choice is not None and (silent or not (names_either(answer, choice)
                                                   or asked_kinds(question))):
-            window, answer, other = choice  # the option a window supports; the model had none
-            marker = f"[#{window + 1}]"
-            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, chosen_over=other)
-        cue, gap = cue_of(question), filled_gap(seen, question)
+            return by_rule(*choice[:2], chosen_over=choice[2])
+        cue, gap = cue_of(question), filled_gap(seen, question)  # the cue's verb group
         if gap is not None and (silent or part_of(answer, gap[1], cue)):
-            window, answer = gap  # the cue's verb group a window writes; the model had none of it
-            marker = f"[#{window + 1}]"
-            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, fills=cue)
-        mend = mended_group(seen, question)
-        if mend is not None and (silent or mend[1].split()[-1] not in WORD.findall(answer.lower())):
-            window, answer, wrong = mend  # the wrong form put right by its row; the model had not
-            marker = f"[#{window + 1}]"
-            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, mends=wrong)
-        spelt = respelt(seen, question) if silent else None
-        unreg = unregular(seen, question)
-        if spelt is None and unreg is not None and (
-                silent or unreg[1].lower() not in WORD.findall(answer.lower())):
-            spelt = unreg  # an irregular word given a regular ending: its row's form
-        if spelt is not None:  # a misspelt word, as a window spells it
-            window, answer, wrong = spelt
-            marker = f"[#{window + 1}]"
-            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, respells=wrong)
+            return by_rule(*gap, fills=cue)
+        mend = mended_group(seen, question)  # a wrong form after an auxiliary, put right
+        if mend is not None and (silent or mend[1].split()[-1] not in said):
+            return by_rule(*mend[:2], mends=mend[2])
+        spelt = respelt(seen, question) if silent else None  # a misspelt word, as shown
+        unreg = unregular(seen, question)  # an irregular word given a regular ending
+        if spelt is None and unreg is not None and (silent or unreg[1].lower() not in said):
+            spelt = unreg
+        if spelt is not None:
+            return by_rule(*spelt[:2], respells=spelt[2])
         if silent:  # the same mistake in other words, or an example the KB lists?
             like = analogous_fix(seen, question)
-            listed = None if like else listed_example(seen, question)
             if like is not None:
-                window, answer, wrong, lead = *like, None
-            elif listed is not None:
-                window, answer, lead, wrong = *listed, None
-            else:
-                return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
-            marker = f"[#{window + 1}]"
-            return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
-                           ruled_out, corrects=wrong, listed=lead)
+                return by_rule(*like[:2], corrects=like[2])
+            listed = listed_example(seen, question)
+            if listed is not None:
+                return by_rule(*listed[:2], listed=listed[2])
+            return Reading(IDK_TEXT, None, None, True, span, null, by_skill, ruled_out)
         marker = self._marker(segs, s)
         return Reading(f"{answer} {marker}", answer, marker, False, span, null, by_skill,
                        ruled_out)
