@@ -196,7 +196,8 @@ def test_minirag_ask_fills_a_gap_with_the_verb_group_a_window_writes():
     out = json.loads(ask(question, "--json").stdout)
     assert out["answer"].startswith("had been crying [#") and out["fills"] == "cry"
     assert 'verb group of "(cry)"' in ask(question).stdout
-    assert json.loads(ask("past participle of sing", "--json").stdout)["fills"] is None
+    plain = json.loads(ask("past participle of sing", "--json").stdout)
+    assert plain["fills"] is None and plain["mends"] is None and plain["respells"] is None
 
 
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
