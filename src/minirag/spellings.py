@@ -26,7 +26,14 @@ from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
 from minirag.tables import table_cells
-from minirag.verb_groups import ASKS_PARTICIPLE, TOKEN, auxiliary_at, is_key, unstruck
+from minirag.verb_groups import (
+    ASKS_PARTICIPLE,
+    TOKEN,
+    auxiliary_at,
+    is_key,
+    only_one,
+    unstruck,
+)
 
 # a contraction: a learner who types "didnt" drops the apostrophe by habit, it is not the mistake
 CONTRACTION = re.compile(r"\w'(?:t|ve|re|ll|d|m)$")
@@ -67,6 +74,12 @@ def misspells(wrong: str, right: str) -> bool:
         one_edit(w, r)  # an edit at either end makes another word too often: think / thing
 
 
+def _shown(windows: list[str]) -> tuple[list[str], set[str]]:
+    """The windows with struck-out text blanked, and every word they write (lower case)."""
+    shown = [unstruck(w) for w in windows]
+    return shown, {w for text in shown for w in WORD.findall(text.lower())}
+
+
 def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
     """(window index, the window's spelling, the question's word) for a verdict question with a
     word no window writes and a window word it misspells; None when there is none, or the
@@ -75,8 +88,7 @@ def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
         (0, "swimming", "swiming")"""
     if not asks_verdict(question):
         return None
-    shown = [unstruck(w) for w in windows]
-    held = {w for text in shown for w in WORD.findall(text.lower())}
+    shown, held = _shown(windows)
     asked = {w for w in (w.strip("'") for w in re.findall(r"[a-z']+", question.lower()))
              if len(w) >= MIN_LETTERS and w not in STOPWORDS and w not in held}
     found: dict[str, tuple[int, str, str]] = {}
@@ -87,7 +99,7 @@ def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
                 wrong = next((w for w in sorted(asked) if misspells(w, right)), None)
                 if wrong is not None and not is_key(line, t):
                     found.setdefault(right.lower(), (n, right, wrong))
-    return next(iter(found.values())) if len(found) == 1 else None
+    return only_one(found)
 
 
 def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
@@ -103,8 +115,7 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
     if not asks_verdict(question):
         return None
     words = WORD.findall(question.lower())
-    shown = [unstruck(w) for w in windows]
-    held = {w for text in shown for w in WORD.findall(text.lower())}
+    shown, held = _shown(windows)
     found: dict[str, tuple[int, str, str]] = {}
     for n, text in enumerate(shown):
         for row in (table_cells(ln) for ln in text.splitlines() if ln.strip().startswith("|")):
@@ -118,4 +129,4 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
                 after_have = aux >= 0 and ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
                 form = row[1] if end == "s" else row[2 if after_have else 1]
                 found.setdefault(form.lower(), (n, form, word))
-    return next(iter(found.values())) if len(found) == 1 else None
+    return only_one(found)

@@ -55,6 +55,12 @@ def unstruck(window: str) -> str:
     return "".join(" " if m else ch for ch, m in zip(window, marks))
 
 
+def only_one(found: dict):
+    """The one value of `found` (the rules' candidates keyed by answer), or None for none or
+    several: a rule answers only when all it found agrees."""
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def cue_of(question: str) -> str | None:
     """The one-word cue of a fill-in, or None: no gap, no cue, or two cues in brackets.
     Example: cue_of("we ___ (play) cards") -> "play"; cue_of("past of go") -> None"""
@@ -238,4 +244,4 @@ def mended_group(windows: list[str], question: str) -> tuple[int, str, str] | No
             if wrong in row and row[cell] != wrong:
                 mended = " ".join([*words[start:i], row[cell]])
                 found.setdefault(mended, (n, mended, wrong))
-    return next(iter(found.values())) if len(found) == 1 else None
+    return only_one(found)
