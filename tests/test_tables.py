@@ -112,6 +112,24 @@ def test_a_past_simple_after_have_looks_up_its_verbs_row():
     assert past_not_participle(["go", "went", "gone"], ["Adjective", "Comparative", "x"]) == set()
 
 
+def test_a_form_the_kb_never_writes_looks_up_the_rows_of_its_stem():
+    nouns = "| Singular | Plural |\n|---|---|\n"
+    chunks = make_chunks([nouns + "| tooth | teeth |\n| child | children |",
+                          "| Base form | Past simple | Past participle |\n|---|---|---|\n"
+                          "| teach | taught | taught |",
+                          "Stop → stopping, cute → cuter. My teeth hurt; the children sing."])
+    index = RowIndex(chunks)
+    idf = {"tooth": 2.0, "teach": 3.0, "child": 1.0, "stop": 1.5, "cute": 1.0}.get
+    assert index.lookup("two tooths, right?", idf) == [chunks[0]]
+    # rarest key first, whichever of the question's words found it
+    assert index.lookup("she teached my childs", idf) == [chunks[1], chunks[0]]
+    assert index.lookup("the teeth of the children", idf) == []  # words the KB writes
+    assert index.lookup("is stoping ok", idf) == [chunks[2]]  # an arrow's key too
+    assert index.lookup("my tooh hurts", idf) == []  # a typo shares no stem with a key
+    # "cut" and "cutes" share cute's stem; three letters are too few to be a form of it
+    assert index.lookup("cutes", idf) == [chunks[2]] and index.lookup("a cut", idf) == []
+
+
 WORDS = st.sampled_from(["i", "have", "went", "she", "goed", "home", "to", "the", "shop"])
 
 

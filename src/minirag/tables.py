@@ -18,7 +18,7 @@ import re
 
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, HAVE, arrows, asked_kinds, regular_forms
+from minirag.forms import FORM_NAMES, HAVE, arrows, asked_kinds, regular_forms, stem
 
 
 def cue_words(query: str) -> list[str]:
@@ -28,6 +28,7 @@ def cue_words(query: str) -> list[str]:
 
 
 HEADWORD = re.compile(r"[a-z]+")  # a row key: one plain word (go, mouse, good), not "-ness"
+MIN_UNWRITTEN = 4  # a shorter word the KB never writes is more often a typo than a form
 STRUCK = re.compile(r"~~([^~]+)~~")  # a wrong form the KB strikes out: "~~I have went~~"
 
 
@@ -89,6 +90,9 @@ class RowIndex:
     wrongly ("~~come~~" for *came*), which questions also use rightly. And a verb table's past
     simple that is not also its participle ("wrote", not "cut") is keyed for the question that
     puts it after *have* ("she has wrote three books"): the row shows the participle it wants.
+    A word the KB never writes (outside a strike-out) finds the keys it shares a stem with
+    (forms.stem): "tooths" the *tooth* row, "teached" the *teach* row, whatever their columns,
+    for a learner's own wrong form of a word is a question about that word's row.
     `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
@@ -96,11 +100,11 @@ class RowIndex:
         self.keys: dict[str, list[tuple[int, frozenset[str]]]] = {}  # key -> (chunk, columns)
         self.mistakes: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # word 1 -> (quote, chunk)
         self.after_have: dict[str, list[int]] = {}  # a past simple that is no participle -> chunks
-        unstruck = {w for c in chunks for w in tokenize(STRUCK.sub(" ", c.text))}
+        self.written = {w for c in chunks for w in tokenize(STRUCK.sub(" ", c.text))}
         for i, c in enumerate(chunks):
             for m in STRUCK.finditer(c.text):
                 quote = tuple(tokenize(m.group(1)))
-                if len(quote) >= 2 or (len(quote) == 1 and quote[0] not in unstruck):
+                if len(quote) >= 2 or (len(quote) == 1 and quote[0] not in self.written):
                     self.mistakes.setdefault(quote[0], []).append((quote, i))
             for row, header in row_headers(c.text, c.metadata.get("table_header", "")).items():
                 if HEADWORD.fullmatch(key := table_cells(row)[0].lower()):
@@ -117,6 +121,9 @@ class RowIndex:
             for word, form in arrows(c.text):
                 if (word, form) not in named and HEADWORD.fullmatch(key := word.lower()):
                     self.keys.setdefault(key, []).append((i, frozenset()))
+        self.by_stem: dict[str, list[str]] = {}  # forms.stem(key) -> keys
+        for key in self.keys:
+            self.by_stem.setdefault(stem(key), []).append(key)
 
     def lookup(self, query: str, idf) -> list[Chunk]:
         """Chunks with a row keyed by a query word whose table's columns the query names (or
@@ -125,8 +132,9 @@ class RowIndex:
         columns (a gap asks for one of its cue's forms), rarest key first (`idf(word)`,
         BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
         its words' idf; and the rows of a verb whose past simple, no participle, follows a form of
-    *have* ("she has wrote": the commonest verb mistake asks for the participle's row);
-    ties in KB order."""
+        *have* ("she has wrote": the commonest verb mistake asks for the participle's row);
+        and the rows keyed by a stem a query word the KB never writes shares ("tooths": *tooth*),
+        weighed by the key's idf; ties in KB order."""
         tokens = tokenize(query)
         words, cues = set(tokens), set(cue_words(query))
         named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
@@ -143,4 +151,9 @@ class RowIndex:
             for quote, i in self.mistakes.get(w, ()):
                 if tuple(tokens[a:a + len(quote)]) == quote:
                     best[i] = max(best.get(i, 0.0), math.fsum(idf(t) for t in quote))
+        for w in words:  # "tooths": a form the KB never writes, of a word it has a row for
+            if len(w) >= MIN_UNWRITTEN and w not in self.written and w not in self.keys:
+                for key in self.by_stem.get(stem(w), ()):
+                    for i, _ in self.keys[key]:
+                        best[i] = max(best.get(i, 0.0), idf(key))
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
