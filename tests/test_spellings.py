@@ -84,10 +84,11 @@ def test_a_regular_ending_on_an_irregular_word(question, fixed):
     assert unregular([TEACH], question) == fixed
 
 
-def test_after_have_and_a_pronoun_the_participle():
+def test_after_have_a_pronoun_or_an_adverb_the_participle():
     rows = ["| choose | chose | chosen |"]
     assert unregular(rows, "have you choosed one, is it right?") == (0, "chosen", "choosed")
     assert unregular(rows, "i choosed one, is it right?") == (0, "chose", "choosed")
+    assert unregular(rows, "ive never choosed one, is it right?") == (0, "chosen", "choosed")
     assert unregular(rows + ["I chose it."], "i choosed one, is it right?")[1] == "chose"
 
 

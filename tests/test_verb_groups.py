@@ -147,6 +147,8 @@ def test_the_cell_an_auxiliary_asks_for(word, cell):
     ("did you began early, correct?", (0, "did you begin", "began")),  # inverted: did + you
     ("she might have began it, is that ok", (0, "might have begun", "began")),  # the whole run
     ("they can't rang him, right?", (0, "can't ring", "rang")),
+    ("it has never began on time, ok?", (0, "has never begun", "began")),  # an adverb between
+    ("have you ever began a diary, right?", (0, "have you ever begun", "began")),
     ("the bell has rung, right?", None),  # already the cell asked
     ("the bell has rang here", None),  # no verdict asked
     ("is 'he has went' right?", None),  # no row of *go* in the windows

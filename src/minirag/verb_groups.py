@@ -192,6 +192,8 @@ ASKS_PARTICIPLE = re.compile(HAVE)
 ASKS_BASE = re.compile(r"(?:do|does|did|can|could|will|would|shall|should|may|might|must)(?:n'?t)?"
                        r"|can'?t|cannot|won'?t|to|[a-z]+'ll")
 PRONOUNS = frozenset("i you he she it we they".split())
+# adverbs that stand between an auxiliary and its verb: "has never been", "did not go"
+MID_ADVERBS = frozenset("never ever already just always not also often still really even".split())
 
 
 def verb_rows(window: str) -> list[list[str]]:
@@ -212,10 +214,15 @@ def asked_cell(auxiliary: str) -> int | None:
 
 
 def auxiliary_at(words: list[str], i: int) -> int:
-    """Where the auxiliary of the verb `words[i]` would stand: right before it, or before a
-    subject pronoun that stands right before it ("did you saw"); -1 at the start.
-    Example: auxiliary_at(["did", "you", "saw"], 2) -> 0"""
-    return i - 1 - (i >= 2 and words[i - 1] in PRONOUNS)
+    """Where the auxiliary of the verb `words[i]` would stand: right before it, before an
+    adverb that stands between ("have never ran"), before a subject pronoun ("did you saw"),
+    or before both ("have you ever saw"); -1 at the start.
+    Example: auxiliary_at(["did", "you", "saw"], 2) -> 0;
+        auxiliary_at(["have", "you", "ever", "saw"], 3) -> 0"""
+    j = i - 1
+    if j >= 1 and words[j] in MID_ADVERBS:
+        j -= 1
+    return j - (j >= 1 and words[j] in PRONOUNS)
 
 
 def mended_group(windows: list[str], question: str) -> tuple[int, str, str] | None:
