@@ -16,7 +16,7 @@ from minirag.embed import HashingEmbedder
 from minirag.forms import FORM_NAMES
 from minirag.retrieve import Retriever
 from minirag.store import FlatVectorStore
-from minirag.tables import RowIndex, past_not_participle, table_cells
+from minirag.tables import RowIndex, past_not_participle, table_cells, whole_row
 
 # A table split over two chunks of one section (the second starts inside it, so its header is
 # in its metadata, as the chunker records it), a table whose first column is not one word, and
@@ -32,6 +32,15 @@ def row_chunks() -> list[Chunk]:
     header = TABLE[0].split("\n")[0]
     return [replace(c, metadata={**c.metadata, "table_header": header}) if i == 1 else c
             for i, c in enumerate(chunks)]
+
+
+@pytest.mark.parametrize("line, whole", [
+    ("| go | went |", True), ("  | go | went |  ", True),
+    ("| aircraft | airc", False),  # a window cut inside the row
+    ("go | went |", False), ("|---|:---:|", False), ("go → went", False),
+])
+def test_a_whole_row_opens_and_closes_with_a_bar(line, whole):
+    assert whole_row(line) is whole
 
 
 def test_table_cells_drop_bold_and_the_outer_bars():

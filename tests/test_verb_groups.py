@@ -130,6 +130,7 @@ def test_the_verb_rows_of_a_window():
     assert verb_rows(BEGIN) == [["begin", "began", "begun"], ["ring", "rang", "rung"]]
     assert verb_rows("| be | was / were | been |\n| child | children |") == []  # not 3 words
     assert verb_rows("| go | ~~goed~~ | gone |") == []  # a cell struck out
+    assert verb_rows("| go | went | go") == []  # cut inside its last cell: "go" of "gone"
 
 
 @pytest.mark.parametrize("word, cell", [

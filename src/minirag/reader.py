@@ -66,7 +66,7 @@ from minirag.reader_inputs import (
     windows,
 )
 from minirag.spellings import respelt, unregular
-from minirag.tables import cue_words
+from minirag.tables import cue_words, whole_row
 from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
 
 READER_PATH = MODELS_DIR / "reader.npz"
@@ -115,7 +115,7 @@ def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
     Example: narrowed_cell("| we | us | ourselves |", "ourselves", ("us", "we")) -> True"""
     if not ruled_out:  # nothing ruled out, nothing singled out: most readings stop here
         return False
-    rows = "\n".join(line for line in shown.splitlines() if line.lstrip().startswith("|"))
+    rows = "\n".join(line for line in shown.splitlines() if whole_row(line))
     return any(answer.lower() in keys | forms and set(ruled_out) & (keys | forms)
                for keys, forms in entries(rows))
 

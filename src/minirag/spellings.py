@@ -25,7 +25,7 @@ from minirag.forms import stem
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
-from minirag.tables import table_cells
+from minirag.tables import table_cells, whole_row
 from minirag.verb_groups import (
     ASKS_PARTICIPLE,
     TOKEN,
@@ -118,7 +118,7 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
     shown, held = _shown(windows)
     found: dict[str, tuple[int, str, str]] = {}
     for n, text in enumerate(shown):
-        for row in (table_cells(ln) for ln in text.splitlines() if ln.strip().startswith("|")):
+        for row in (table_cells(ln) for ln in text.splitlines() if whole_row(ln)):
             key = row[0].lower()
             for i, word in enumerate(words):
                 end = ending(word)

@@ -37,6 +37,13 @@ def is_table_rule(line: str) -> bool:
     return line.strip().startswith("|") and not line.strip("|-: \t")
 
 
+def whole_row(line: str) -> bool:
+    """Is `line` a whole table row: it opens and closes with "|", and is no rule? A window the
+    prompt cut at its budget may end inside a row ("| aircraft | airc"), whose last cell is
+    then no word of the KB. Example: whole_row("| go | went |") -> True"""
+    return line.strip().startswith("|") and line.strip().endswith("|") and not is_table_rule(line)
+
+
 def table_cells(line: str) -> list[str]:
     """Example: table_cells("| **go** | went |") -> ["go", "went"] (bold marks dropped)"""
     return [c.replace("*", "").strip() for c in line.strip().strip("|").split("|")]

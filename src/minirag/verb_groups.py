@@ -27,7 +27,7 @@ import re
 from minirag.forms import HAVE, stem
 from minirag.mistakes import asks_verdict
 from minirag.reader_inputs import AUXILIARIES, WORD, content_stems, has_gap, struck_out
-from minirag.tables import table_cells
+from minirag.tables import table_cells, whole_row
 
 CUE = re.compile(r"\(\s*([a-z]{2,})\s*\)")  # a one-word cue in brackets: "(play)", not "(i)"
 TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")  # WORD, case kept
@@ -200,7 +200,7 @@ def verb_rows(window: str) -> list[list[str]]:
     """The rows of a window's verb tables: three one-word cells, base | past | participle,
     outside struck-out text.
     Example: verb_rows("| go | went | gone |") -> [["go", "went", "gone"]]"""
-    rows = [table_cells(ln) for ln in unstruck(window).splitlines() if ln.strip().startswith("|")]
+    rows = [table_cells(ln) for ln in unstruck(window).splitlines() if whole_row(ln)]
     return [[c.lower() for c in r] for r in rows
             if len(r) == 3 and all(re.fullmatch(r"[A-Za-z]+", c) for c in r)]
 
