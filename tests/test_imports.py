@@ -23,7 +23,7 @@ FLOORS = [
     ["index."],
     ["prompt"],
     ["reader_inputs"],
-    ["mistakes", "definitions", "examples", "choices", "verb_groups", "spellings"],
+    ["mistakes", "definitions", "examples", "choices", "verb_groups", "spellings", "table_keys"],
     ["reader", "rerank."],
     ["pipeline"],
     ["training."],

@@ -202,6 +202,13 @@ def test_minirag_ask_fills_a_gap_with_the_verb_group_a_window_writes():
     assert plain["fills"] is None and plain["mends"] is None and plain["respells"] is None
 
 
+def test_minirag_ask_reads_a_table_backwards_where_the_model_abstains():
+    out = json.loads(ask("base form of shrank", "--json").stdout)
+    assert out["answer"].startswith("shrink [#") and out["keyed_by"] == "shrank"
+    assert 'the table row that says "shrank"' in ask("base form of shrank").stdout
+    assert json.loads(ask("past participle of sing", "--json").stdout)["keyed_by"] is None
+
+
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
     """`minirag ask ... | head -1`: the reader of the pipe stops after one line."""
     p = subprocess.Popen([sys.executable, "-m", "minirag", "ask", "past of go"],

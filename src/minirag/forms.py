@@ -138,7 +138,7 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
 GENERIC_NAMES = frozenset({"form", "forms"})
 
 
-def _names(column: str) -> set[str]:
+def column_names(column: str) -> set[str]:
     """A header cell's words of 3+ letters but the GENERIC_NAMES: "Past participle" -> {"past",
     "participle"}; "Base form" -> {"base"}"""
     return {w for w in re.findall(r"[a-z]+", column.lower()) if len(w) >= 3} - GENERIC_NAMES
@@ -149,14 +149,14 @@ def other_columns(text: str, question: str, headers: dict[str, str],
     """The forms (lowercase) of `text`'s table rows that stand under a column the question does
     not name best (`headers`: a row -> its table's header row, which no window shows).
 
-    A column is named by the words of its header cell (`_names`): best is the one the question
-    says most of, then the one with fewest left unsaid. To "past participle of be", under "|
-    Base form | Past simple | Past participle |", the "was / were" of "| be | was / were | been
-    |"; to "object pronoun for we", "Object" (all said) before "Possessive pronoun" (half). A
-    form that also stands under a best-named column stays ("| cut | cut | cut |"); a question
-    that names no column bans nothing by name. The cells under a column of another kind of
-    form than the `kinds` asked for are banned too (`asked_kinds`; a column's kinds are those
-    its names give by FORM_NAMES): to "he/she form of fly", "flew" and "flown".
+    A column is named by the words of its header cell (`column_names`): best is the one the
+    question says most of, then the one with fewest left unsaid. To "past participle of be",
+    under "| Base form | Past simple | Past participle |", the "was / were" of "| be | was /
+    were | been |"; to "object pronoun for we", "Object" (all said) before "Possessive
+    pronoun" (half). A form that also stands under a best-named column stays ("| cut | cut |
+    cut |"); a question that names no column bans nothing by name. The cells under a column of
+    another kind of form than the `kinds` asked for are banned too (`asked_kinds`; a column's
+    kinds are those its names give by FORM_NAMES): to "he/she form of fly", "flew" and "flown".
     Example: row = "| be | was / were | been |";
         other_columns(row, "past participle of be",
                       {row: "| Base form | Past simple | Past participle |"})
@@ -166,7 +166,7 @@ def other_columns(text: str, question: str, headers: dict[str, str],
     for line in text.splitlines():
         row = line.strip()
         cells = row.strip("|").split("|")
-        names = [_names(n) for n in headers.get(row, "").strip().strip("|").split("|")]
+        names = [column_names(n) for n in headers.get(row, "").strip().strip("|").split("|")]
         if row not in headers or len(cells) != len(names):
             continue
         said = [(len(ns & asked), -len(ns - asked)) for ns in names]  # more said, less unsaid

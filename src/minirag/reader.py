@@ -66,6 +66,7 @@ from minirag.reader_inputs import (
     windows,
 )
 from minirag.spellings import respelt, unregular
+from minirag.table_keys import described_key
 from minirag.tables import cue_words, whole_row
 from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
 
@@ -170,6 +171,7 @@ class Reading:
     fills: str | None = None  # the fill-in's cue whose verb group, as a window writes it, answers
     mends: str | None = None  # the question's wrong verb form that a window's verb row put right
     respells: str | None = None  # the question's misspelt (or regularised) word a window corrects
+    keyed_by: str | None = None  # the words a table row shares with the question; its key answers
 
 
 class Reader:
@@ -271,7 +273,10 @@ class Reader:
             spelt = unreg
         if spelt is not None:
             return by_rule(*spelt[:2], respells=spelt[2])
-        if silent:  # the same mistake in other words, or an example the KB lists?
+        if silent:  # a row the question describes, the same mistake in other words, or an
+            key = described_key(seen, headers or {}, question)  # example the KB lists?
+            if key is not None:
+                return by_rule(*key[:2], keyed_by=key[2])
             like = analogous_fix(seen, question)
             if like is not None:
                 return by_rule(*like[:2], corrects=like[2])
