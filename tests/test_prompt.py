@@ -8,6 +8,7 @@ from fakes import make_chunk
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
 from minirag.files.special_tokens import CTX, MARKERS, SPECIAL_TOKENS, A, Q
 from minirag.prompt import (
@@ -15,6 +16,7 @@ from minirag.prompt import (
     FULL_TEMPLATE,
     IDK_TEXT,
     MAX_QUESTION,
+    STOPWORDS,
     best_window,
     build_prompt,
     fit_tokens,
@@ -97,6 +99,27 @@ def test_query_weights_cue_and_near_misses():
     assert query_weights("he carries", vocab, one) == {"carry": 0.5}  # all but the last letter
     assert query_weights("sang", vocab, one) == {}  # "sing" shares 1 letter: no near miss
     assert query_weights("goes", vocab, one) == {}  # "go" is too short to be a stem
+
+
+def near_misses_by_brute_force(q: set[str], vocab: set[str]) -> set[tuple[str, str]]:
+    """Every (query word, chunk word) pair the near-miss rule of query_weights admits, each
+    chunk word tried against each query word the chunk lacks: the reference for its index."""
+    return {(w, v) for w in q - vocab if len(w) >= 3 for v in vocab - q
+            if len(min(v, w, key=len)) >= 3 and abs(len(v) - len(w)) <= 4
+            and v[:max(3, len(min(v, w, key=len)) - 1)] == w[:max(3, len(min(v, w, key=len)) - 1)]}
+
+
+WORDISH = st.text("abst", min_size=1, max_size=7)
+
+
+@given(st.sets(WORDISH, max_size=5), st.sets(WORDISH, max_size=12))
+def test_near_misses_equal_the_brute_force_pairs(q, vocab):
+    weight = {w: float(len(w)) for w in q | vocab}.get  # a chunk word's weight: its length
+    got = query_weights(" ".join(sorted(q)), vocab, weight)
+    q = set(tokenize(" ".join(q))) - STOPWORDS  # the query words query_weights reads
+    pairs = near_misses_by_brute_force(q, vocab)
+    assert {v for v in got if v not in q} == {v for _, v in pairs}
+    assert all(got[v] == 0.5 * len(v) for _, v in pairs)
 
 
 def test_a_window_joins_the_next_best_units_that_fit_in_text_order(tok):

@@ -99,10 +99,13 @@ def query_weights(query: str, vocab: set[str], weight) -> dict[str, float]:
     # to look up; the rest of the sentence is scenery, so it counts CUE_WEIGHT times over
     cue = set(cue_words(query))
     out = {w: weight(w) * (CUE_WEIGHT if w in cue else 1.0) for w in q & vocab}
+    by_start: dict[str, list[str]] = {}  # a near miss shares its first 3 letters: look only there
+    for v in vocab - q:
+        by_start.setdefault(v[:3], []).append(v)
     for w in q - vocab:
         if len(w) < 3:
             continue
-        for v in vocab - q:
+        for v in by_start.get(w[:3], ()):
             stem = min(v, w, key=len)
             if len(stem) >= 3 and abs(len(v) - len(w)) <= 4 and \
                     v[:max(3, len(stem) - 1)] == w[:max(3, len(stem) - 1)]:
