@@ -209,6 +209,14 @@ def test_minirag_ask_reads_a_table_backwards_where_the_model_abstains():
     assert json.loads(ask("past participle of sing", "--json").stdout)["keyed_by"] is None
 
 
+def test_minirag_ask_gives_the_form_the_words_around_a_gap_ask_for():
+    question = "it was the ___ (big) storm of the year"
+    out = json.loads(ask(question, "--json").stdout)
+    assert out["answer"].startswith("biggest [#") and out["formed"] == "big"
+    assert 'the form of "(big)"' in ask(question).stdout
+    assert json.loads(ask("past participle of sing", "--json").stdout)["formed"] is None
+
+
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
     """`minirag ask ... | head -1`: the reader of the pipe stops after one line."""
     p = subprocess.Popen([sys.executable, "-m", "minirag", "ask", "past of go"],

@@ -109,7 +109,7 @@ def answer_json(question: str, a) -> dict:
             "corrects": a.reading.corrects, "defines": a.reading.defines,
             "listed": a.reading.listed, "chosen_over": a.reading.chosen_over,
             "fills": a.reading.fills, "mends": a.reading.mends, "respells": a.reading.respells,
-            "keyed_by": a.reading.keyed_by, "timings_ms": a.timings}
+            "keyed_by": a.reading.keyed_by, "formed": a.reading.formed, "timings_ms": a.timings}
 
 
 def cmd_ask(args) -> dict:
@@ -200,6 +200,7 @@ RULE_NOTES = (
     ("mends", '"{}" put right by its verb row: the form its auxiliary asks for'),
     ("respells", '"{}" as a window spells it'),
     ("keyed_by", 'the first cell of the table row that says "{}"'),
+    ("formed", 'the form of "({})" that the words around the gap ask for'),
 )
 
 

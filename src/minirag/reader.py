@@ -49,6 +49,7 @@ from minirag.forms import (
     other_columns,
     other_forms,
 )
+from minirag.gap_forms import asked_form, misformed
 from minirag.mistakes import VERDICT_WORDS, analogous_fix, correcting_cell, correction_core
 from minirag.prompt import IDK_TEXT, Prompt
 from minirag.reader_inputs import (
@@ -172,6 +173,7 @@ class Reading:
     mends: str | None = None  # the question's wrong verb form that a window's verb row put right
     respells: str | None = None  # the question's misspelt (or regularised) word a window corrects
     keyed_by: str | None = None  # the words a table row shares with the question; its key answers
+    formed: str | None = None  # the fill-in's cue whose form of the kind its sentence asks answers
 
 
 class Reader:
@@ -264,6 +266,9 @@ class Reader:
         cue, gap = cue_of(question), filled_gap(seen, question)  # the cue's verb group
         if gap is not None and (silent or part_of(answer, gap[1], cue)):
             return by_rule(*gap, fills=cue)
+        formed = asked_form(seen, headers or {}, question)  # "___ (hot) than": the comparative
+        if formed is not None and (silent or misformed(answer, seen, headers or {}, formed)):
+            return by_rule(*formed[:2], formed=formed[2])
         mend = mended_group(seen, question)  # a wrong form after an auxiliary, put right
         if mend is not None and (silent or mend[1].split()[-1] not in said):
             return by_rule(*mend[:2], mends=mend[2])

@@ -1,0 +1,97 @@
+"""The form a fill-in's sentence asks of its cue: "than" after the gap, "the" or a number before.
+
+What it is: a fill-in's cue is often a word the KB lists forms of ("hot → hotter → hottest",
+`| mouse | mice |`), and the sentence around the gap says which one it wants: "rome is ___
+(hot) than london" the comparative, "the ___ (funny) person in my family" the superlative, "two
+or three ___ (mouse)" the plural (`asked_kind`). `cue_forms` collects what the windows give of
+the cue: each arrow from it, with the kind its change has (`forms.form_kind`), and each cell
+of its table row, with the kinds its column's header names (`forms.FORM_NAMES`: "Comparative",
+"Plural"). `asked_form` answers with the one form of the kind asked. The reader uses it where
+its model abstains or answers the cue or another of its forms (reader.py).
+What it leaves out: a kind the sentence says some other way ("much ___ (good)" with no "than",
+"there are ___ (mouse)"), a verb's forms (`verb_groups.filled_gap` reads those) and a form no
+window gives.
+Why: theory/07 §9, "Some answers need no model".
+"""
+
+from __future__ import annotations
+
+import re
+
+from minirag.forms import FORM_NAMES, arrows, column_names, form_kind
+from minirag.reader_inputs import WORD, has_gap
+from minirag.tables import table_cells, whole_row
+from minirag.verb_groups import cue_of, only_one, unstruck
+
+# a word right before a gap that asks for a plural: "two ___ (child)", "several ___ (crisis)"
+PLURAL_WORDS = frozenset("two three four five six seven eight nine ten eleven twelve twenty "
+                         "hundred several many few these those both various".split())
+BRACKET = re.compile(r"^\s*\([^)]*\)")  # the cue's brackets, right after the gap
+
+
+def asked_kind(question: str) -> str | None:
+    """The kind of form the words around a fill-in's gap ask for: "er" when "than" follows it,
+    "est" when "the" stands before it, "plural" after a number word; None otherwise.
+    Example: asked_kind("madrid is ___ (dry) than london") -> "er";
+        asked_kind("two or three ___ (mouse) in the garage") -> "plural\""""
+    if not has_gap(question):
+        return None
+    before, _, after = question.lower().partition("__")
+    last = WORD.findall(before)[-1:]
+    if WORD.findall(BRACKET.sub("", after.lstrip("_")))[:1] == ["than"]:
+        return "er"
+    if last == ["the"]:
+        return "est"
+    return "plural" if last and (last[0] in PLURAL_WORDS or last[0].isdigit()) else None
+
+
+def cue_forms(windows: list[str], headers: dict[str, str], cue: str
+              ) -> list[tuple[int, str, set[str]]]:
+    """(window index, form, its kinds) for each form the windows give of `cue`: an arrow from
+    it (the kind of its change; a plural's -s shape is the he/she form's too) and each cell of a
+    whole row keyed by it whose header (`headers`, Prompt.headers) names a kind of form.
+    Example: cue_forms(["hot → hotter → hottest"], {}, "hot") ->
+        [(0, "hotter", {"er"}), (0, "hottest", {"est"})]"""
+    found = []
+    for n, window in enumerate(windows):
+        text = unstruck(window)
+        for word, form in arrows(text):
+            kind = form_kind(word, form)
+            if word.lower() == cue and kind is not None:
+                found.append((n, form, {"s", "plural"} if kind == "s" else {kind}))
+        for line in text.splitlines():
+            row = " ".join(line.replace("*", "").split())
+            if row not in headers or not whole_row(row) or table_cells(row)[0].lower() != cue:
+                continue
+            names = [column_names(c) for c in table_cells(headers[row])]
+            for cell, named in zip(table_cells(row)[1:], names[1:]):
+                kinds = {k for k, ns in FORM_NAMES.items() if ns & named}
+                if cell and kinds:
+                    found.append((n, cell, kinds))
+    return found
+
+
+def asked_form(windows: list[str], headers: dict[str, str], question: str
+               ) -> tuple[int, str, str] | None:
+    """(window index, the cue's form of the kind the sentence asks, the cue) for a fill-in
+    whose windows give one such form; None for no kind asked, no form or two.
+    Example: asked_form(["big → bigger → biggest"], {}, "the ___ (big) house in town") ->
+        (0, "biggest", "big")"""
+    cue, kind = cue_of(question), asked_kind(question)
+    if cue is None or kind is None:
+        return None
+    found: dict[str, tuple[int, str, str]] = {}
+    for n, form, kinds in cue_forms(windows, headers, cue):
+        if kind in kinds:
+            found.setdefault(form.lower(), (n, form, cue))
+    return only_one(found)
+
+
+def misformed(answer: str, windows: list[str], headers: dict[str, str],
+              formed: tuple[int, str, str]) -> bool:
+    """Is `answer` the cue of `formed` (asked_form's) or another of its forms the windows give,
+    not the one its sentence asks? Then the model read the right row and the wrong column.
+    Example: misformed("hotter", ["hot → hotter → hottest"], {}, (0, "hottest", "hot")) -> True"""
+    cue, asked = formed[2], formed[1].lower()
+    others = {cue} | {f.lower() for _, f, _ in cue_forms(windows, headers, cue)}
+    return answer.lower() in others - {asked}

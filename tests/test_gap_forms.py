@@ -1,0 +1,70 @@
+"""The form a fill-in's sentence asks of its cue (gap_forms): the kind read from the words
+around the gap, the cue's forms read from arrows and headed rows, and, whatever the reader's
+weights, the asked form answered where the model abstains."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minirag.gap_forms import asked_form, asked_kind, cue_forms, misformed
+from minirag.prompt import build_prompt
+from tests.fakes import make_chunk, tiny_reader
+
+HOT = "Double the consonant: hot → hotter → hottest, big → bigger → biggest."
+PLURALS = "| Singular | Plural |"
+MOUSE = "| mouse | mice |"
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("madrid is ___ (dry) than london", "er"),
+    ("this test is ___ than the last one (easy)", "er"),  # the cue at the end
+    ("the ___ (big) house in town", "est"),
+    ("we found two or three ___ (mouse) in the garage", "plural"),
+    ("she has 3 ___ (child)", "plural"),
+    ("several ___ (crisis) at once", "plural"),
+    ("he is much ___ (good) now", None),  # no "than": the kind is not said
+    ("they ___ (swim) every day", None),
+    ("past of swim", None),  # no gap
+])
+def test_the_kind_the_words_around_the_gap_ask(question, kind):
+    assert asked_kind(question) == kind
+
+
+def test_the_forms_of_a_cue_from_arrows_and_headed_rows():
+    assert cue_forms([HOT], {}, "hot") == [(0, "hotter", {"er"}), (0, "hottest", {"est"})]
+    assert cue_forms(["swim → swims"], {}, "swim") == [(0, "swims", {"s", "plural"})]
+    assert cue_forms([MOUSE], {MOUSE: PLURALS}, "mouse") == [(0, "mice", {"plural"})]
+    assert cue_forms([MOUSE], {}, "mouse") == []  # no header: no column named
+    assert cue_forms(["~~hot → hoter~~ is wrong"], {}, "hot") == []  # struck out
+
+
+@pytest.mark.parametrize("windows, headers, question, formed", [
+    ([HOT], {}, "spain is ___ (hot) than england", (0, "hotter", "hot")),
+    (["x", HOT], {}, "the ___ (big) house", (1, "biggest", "big")),
+    ([MOUSE], {MOUSE: PLURALS}, "two ___ (mouse) ran away", (0, "mice", "mouse")),
+    ([HOT], {}, "a ___ (hot) day", None),  # no kind asked
+    ([HOT], {}, "the ___ (cold) day", None),  # no form of the cue shown
+    ([HOT, "hot → more hot"], {}, "it is ___ (hot) than ever", None),  # two comparatives
+    ([HOT], {}, "the ___ (hot) and (big) day", None),  # two cues
+])
+def test_the_asked_form_of_the_cue(windows, headers, question, formed):
+    assert asked_form(windows, headers, question) == formed
+
+
+def test_another_form_of_the_cue_is_misformed():
+    formed = (0, "hottest", "hot")
+    assert misformed("hotter", [HOT], {}, formed) and misformed("Hot", [HOT], {}, formed)
+    assert not misformed("hottest", [HOT], {}, formed)  # the form asked
+    assert not misformed("warm", [HOT], {}, formed)  # not a form of the cue
+
+
+@given(st.integers(0, 10_000), st.sampled_from([
+    ("spain is ___ (hot) than england", "hot", "hotter"),
+    ("the ___ (big) house", "big", "biggest")]))
+def test_the_asked_form_is_answered_where_the_model_abstains(shipped_tok, seed, case):
+    question, cue, form = case
+    prompt = build_prompt(question, [make_chunk(HOT, "s.md")], tokenizer=shipped_tok)
+    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # abstains
+    assert (r.answer, r.marker, r.formed) == (form, "[#1]", cue)
