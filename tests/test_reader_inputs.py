@@ -74,6 +74,8 @@ def test_at_reading_time_a_word_the_context_lacks_flags_its_stem(tok):
     ("teached~~ → taught", " → taught"),  # the window was cut inside the struck text
     ("say *a big old house* (not ~~a big", "say *a big old house* (not"),  # ... or ends in it
     ("no mark, went", "no mark, went"),
+    ("use me: ~~you and I~~", "use me:"),  # a struck phrase that ends the window
+    ("me is correct; ~~", "me is correct;"),  # a window cut right after an opening mark
 ])
 def test_struck_out_marks_the_wrong_forms_and_their_marks(tok, text, kept):
     pieces = [tok.vocab[t].decode("utf-8", errors="replace") for t in tok.encode(text)]

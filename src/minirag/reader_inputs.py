@@ -150,7 +150,9 @@ def struck_out(pieces: list[str]) -> list[bool]:
     out, start = [False] * len(pieces), None  # start: where the open struck text began
     for n, m in enumerate(re.finditer("~~", text)):
         nxt = text[m.end():m.end() + 1]
-        if nxt.isalnum() or nxt in "'\"":  # an opening mark
+        # an opening mark: a word follows it, or it ends the text with no mark open (the
+        # window was cut inside what it strikes); the last mark of "~~hot → hoter~~" closes
+        if (nxt and (nxt.isalnum() or nxt in "'\"")) or (not nxt and start is None):
             start = m.start()
             continue
         a = start if start is not None else (0 if n == 0 else m.start())
