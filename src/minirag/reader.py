@@ -69,7 +69,7 @@ from minirag.reader_inputs import (
 from minirag.spellings import respelt, unregular
 from minirag.table_keys import described_key
 from minirag.tables import cue_words, whole_row
-from minirag.verb_groups import cue_of, filled_gap, mended_group, part_of
+from minirag.verb_groups import MID_ADVERBS, cue_of, filled_gap, mended_group, part_of
 
 READER_PATH = MODELS_DIR / "reader.npz"
 ADAPTER_PATH = MODELS_DIR / "choice_adapter.npz"  # LoRA, "A or B?" (training/adapter_train.py)
@@ -79,8 +79,8 @@ SEPARATORS = frozenset("|,;→\n")  # an answer never crosses one (see Reader._c
 # from the curve of right, wrong and abstained answers (theory/05 §4; the sweep: EXPERIMENTS.md).
 NULL_MARGIN = 5.0
 # a gap right after a form of *have*, an adverb between or not: "she has (just) ___ (go)"
-GAP_AFTER_HAVE = re.compile(rf"\b{HAVE}\s+(?:(?:never|already|just|finally|not|ever|always|"
-                            r"recently)\s+)?_{2,}", re.IGNORECASE)
+GAP_AFTER_HAVE = re.compile(rf"\b{HAVE}\s+(?:(?:{'|'.join(sorted(MID_ADVERBS))})\s+)?_{{2,}}",
+                            re.IGNORECASE)
 
 
 def banned_forms(shown: str, question: str, headers: dict[str, str] | None = None) -> set[str]:

@@ -193,7 +193,8 @@ ASKS_BASE = re.compile(r"(?:do|does|did|can|could|will|would|shall|should|may|mi
                        r"|can'?t|cannot|won'?t|to|[a-z]+'ll")
 PRONOUNS = frozenset("i you he she it we they".split())
 # adverbs that stand between an auxiliary and its verb: "has never been", "did not go"
-MID_ADVERBS = frozenset("never ever already just always not also often still really even".split())
+MID_ADVERBS = frozenset("never ever already just always not also often still really even finally "
+                        "recently".split())
 
 
 def verb_rows(window: str) -> list[list[str]]:
