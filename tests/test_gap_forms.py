@@ -25,6 +25,10 @@ MOUSE = "| mouse | mice |"
     ("she has 3 ___ (child)", "plural"),
     ("several ___ (crisis) at once", "plural"),
     ("he is much ___ (good) now", None),  # no "than": the kind is not said
+    ("my grandad ___ (teach) me chess when i was eight", "past"),
+    ("she ___ (sell) her car two years ago", "past"),
+    ("we were ___ (travel) around spain last summer", None),  # an auxiliary asks another form
+    ("i ___ (go) there in 2019", "past"),
     ("they ___ (swim) every day", None),
     ("past of swim", None),  # no gap
 ])
@@ -37,6 +41,10 @@ def test_the_forms_of_a_cue_from_arrows_and_headed_rows():
     assert cue_forms(["swim → swims"], {}, "swim") == [(0, "swims", {"s", "plural"})]
     assert cue_forms([MOUSE], {MOUSE: PLURALS}, "mouse") == [(0, "mice", {"plural"})]
     assert cue_forms([MOUSE], {}, "mouse") == []  # no header: no column named
+    teach, verbs = "| teach | taught | taught |", "| Base form | Past simple | Past participle |"
+    assert cue_forms([teach], {teach: verbs}, "teach") == [
+        (0, "taught", {"ed", "past"}), (0, "taught", {"ed"})]  # the participle is no past simple
+    assert cue_forms(["work → worked"], {}, "work") == [(0, "worked", {"ed", "past"})]
     assert cue_forms(["~~hot → hoter~~ is wrong"], {}, "hot") == []  # struck out
 
 
@@ -48,6 +56,8 @@ def test_the_forms_of_a_cue_from_arrows_and_headed_rows():
     ([HOT], {}, "the ___ (cold) day", None),  # no form of the cue shown
     ([HOT, "hot → more hot"], {}, "it is ___ (hot) than ever", None),  # two comparatives
     ([HOT], {}, "the ___ (hot) and (big) day", None),  # two cues
+    (["| sell | sold | sold |"], {"| sell | sold | sold |": "| Base | Past simple | Participle |"},
+     "we ___ (sell) the car last year", (0, "sold", "sell")),
 ])
 def test_the_asked_form_of_the_cue(windows, headers, question, formed):
     assert asked_form(windows, headers, question) == formed

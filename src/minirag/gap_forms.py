@@ -1,16 +1,19 @@
-"""The form a fill-in's sentence asks of its cue: "than" after the gap, "the" or a number before.
+"""The form a fill-in's sentence asks of its cue: "than" after the gap, "the" or a number
+before it, a time in the past.
 
-What it is: a fill-in's cue is often a word the KB lists forms of ("hot → hotter → hottest",
-`| mouse | mice |`), and the sentence around the gap says which one it wants: "rome is ___
-(hot) than london" the comparative, "the ___ (funny) person in my family" the superlative, "two
-or three ___ (mouse)" the plural (`asked_kind`). `cue_forms` collects what the windows give of
-the cue: each arrow from it, with the kind its change has (`forms.form_kind`), and each cell
-of its table row, with the kinds its column's header names (`forms.FORM_NAMES`: "Comparative",
-"Plural"). `asked_form` answers with the one form of the kind asked. The reader uses it where
-its model abstains or answers the cue or another of its forms (reader.py).
+What it is: a fill-in's cue is often a word the KB lists forms of ("hot → hotter → hottest", `|
+mouse | mice |`), and the sentence around the gap says which one it wants: "rome is ___ (hot)
+than london" the comparative, "the ___ (funny) person in my family" the superlative, "two or
+three ___ (mouse)" the plural, "my grandad ___ (teach) me chess when i was eight" the past
+simple (`asked_kind`). `cue_forms` collects what the windows give of the cue: each arrow from
+it, with the kind its change has (`forms.form_kind`), and each cell of its table row, with the
+kinds its column's header names (`forms.FORM_NAMES`: "Comparative", "Plural"; a "Past simple"
+column and a regular -ed arrow give the past). `asked_form` answers with the one form of the
+kind asked. The reader uses it where its model abstains or answers the cue or another of its
+forms (reader.py).
 What it leaves out: a kind the sentence says some other way ("much ___ (good)" with no "than",
-"there are ___ (mouse)"), a verb's forms (`verb_groups.filled_gap` reads those) and a form no
-window gives.
+"there are ___ (mouse)"), a past of more words than one ("had left", "was built": a group a
+window writes is `verb_groups.filled_gap`'s) and a form no window gives.
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 
 from minirag.forms import FORM_NAMES, arrows, column_names, form_kind
-from minirag.reader_inputs import WORD, has_gap
+from minirag.reader_inputs import AUXILIARIES, WORD, has_gap
 from minirag.tables import table_cells, whole_row
 from minirag.verb_groups import cue_of, only_one, unstruck
 
@@ -27,13 +30,21 @@ from minirag.verb_groups import cue_of, only_one, unstruck
 PLURAL_WORDS = frozenset("two three four five six seven eight nine ten eleven twelve twenty "
                          "hundred several many few these those both various".split())
 BRACKET = re.compile(r"^\s*\([^)]*\)")  # the cue's brackets, right after the gap
+# a time in the past: "yesterday", "two years ago", "last sunday", "when i was eight", "in 2019"
+PAST_TIME = re.compile(r"\b(?:yesterday|ago|last (?:night|week|month|year|weekend|time|summer|"
+                       r"winter|spring|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
+                       r"sunday)|when (?:i|you|he|she|it|we|they) (?:was|were)"
+                       r"|in (?:1[89]|20)\d\d)\b")
 
 
 def asked_kind(question: str) -> str | None:
     """The kind of form the words around a fill-in's gap ask for: "er" when "than" follows it,
-    "est" when "the" stands before it, "plural" after a number word; None otherwise.
+    "est" when "the" stands before it, "plural" after a number word, "past" (the past simple)
+    in a sentence set in the past (PAST_TIME) with no auxiliary right before the gap; None
+    otherwise.
     Example: asked_kind("madrid is ___ (dry) than london") -> "er";
-        asked_kind("two or three ___ (mouse) in the garage") -> "plural\""""
+        asked_kind("two or three ___ (mouse) in the garage") -> "plural";
+        asked_kind("she ___ (teach) us when i was ten") -> "past\""""
     if not has_gap(question):
         return None
     before, _, after = question.lower().partition("__")
@@ -42,7 +53,11 @@ def asked_kind(question: str) -> str | None:
         return "er"
     if last == ["the"]:
         return "est"
-    return "plural" if last and (last[0] in PLURAL_WORDS or last[0].isdigit()) else None
+    if last and (last[0] in PLURAL_WORDS or last[0].isdigit()):
+        return "plural"
+    # a past time asks the past simple, unless an auxiliary before the gap asks another form
+    past = PAST_TIME.search(question.lower()) and not (last and last[0] in AUXILIARIES)
+    return "past" if past else None
 
 
 def cue_forms(windows: list[str], headers: dict[str, str], cue: str
@@ -57,8 +72,9 @@ def cue_forms(windows: list[str], headers: dict[str, str], cue: str
         text = unstruck(window)
         for word, form in arrows(text):
             kind = form_kind(word, form)
-            if word.lower() == cue and kind is not None:
-                found.append((n, form, {"s", "plural"} if kind == "s" else {kind}))
+            if word.lower() == cue and kind is not None:  # a regular -ed form is the past too
+                found.append((n, form, {"s", "plural"} if kind == "s" else
+                              {"ed", "past"} if kind == "ed" else {kind}))
         for line in text.splitlines():
             row = " ".join(line.replace("*", "").split())
             if row not in headers or not whole_row(row) or table_cells(row)[0].lower() != cue:
@@ -66,6 +82,7 @@ def cue_forms(windows: list[str], headers: dict[str, str], cue: str
             names = [column_names(c) for c in table_cells(headers[row])]
             for cell, named in zip(table_cells(row)[1:], names[1:]):
                 kinds = {k for k, ns in FORM_NAMES.items() if ns & named}
+                kinds |= {"past"} if "past" in named and "participle" not in named else set()
                 if cell and kinds:
                     found.append((n, cell, kinds))
     return found
