@@ -12,6 +12,7 @@ from fakes import tiny_span_reader
 
 from minimodel.span_reader import SpanReader
 from minirag import pipeline as pipeline_module
+from minirag.cli import RULE_NOTES
 from minirag.eval.reading import faithfulness_rows
 from minirag.files.artifacts import load_tokenizer
 from minirag.files.kb import DEFAULT_KB
@@ -166,55 +167,35 @@ def test_minirag_ask_json_shape():
     assert set(out["citations"][0]) == {"marker", "chunk_id", "doc_id", "section"}
 
 
-def test_minirag_ask_answers_a_quoted_mistake_with_the_kbs_correction():
-    out = json.loads(ask("is 'i have went' correct?", "--json").stdout)
-    assert out["answer"].startswith("I have gone [#") and out["corrects"] == "I have went."
-    assert "~~I have went.~~" in ask("is 'i have went' correct?").stdout  # said in the text too
-    assert json.loads(ask("past participle of sing", "--json").stdout)["corrects"] is None
+# Each reading rule that can answer, through `minirag ask`: the question, the answer's start,
+# the `--json` key that names why (cli.RULE_NOTES) and its value's end, and the note printed.
+RULE_ANSWERS = [
+    ("is 'i have went' correct?", "I have gone [#", "corrects", "I have went.",
+     "~~I have went.~~"),
+    ("what is a bare infinitive", "the base form without to", "defines", "bare infinitive",
+     'definition of "bare infinitive"'),
+    ("separable phrasal verbs, examples?", "put on [#", "listed", "separable verbs",
+     'separable verbs:"'),  # the lead as the window shows it, cut at its start
+    ("much or many with uncountable nouns", "much [#", "chosen_over", "many", 'over "many"'),
+    ("her eyes were red because she ___ (cry) for hours", "had been crying [#", "fills", "cry",
+     'verb group of "(cry)"'),
+    ("base form of shrank", "shrink [#", "keyed_by", "shrank", 'the table row that says "shrank"'),
+    ("it was the ___ (big) storm of the year", "biggest [#", "formed", "big",
+     'the form of "(big)"'),
+]
 
 
-def test_minirag_ask_answers_what_a_term_means_with_the_kbs_definition():
-    out = json.loads(ask("what is a bare infinitive", "--json").stdout)
-    assert out["answer"].startswith("the base form without to") and not out["abstained"]
-    assert out["defines"] == "bare infinitive" and out["corrects"] is None
-    assert 'definition of "bare infinitive"' in ask("what is a bare infinitive").stdout
-
-
-def test_minirag_ask_answers_an_example_from_a_kb_list_where_the_model_abstains():
-    out = json.loads(ask("separable phrasal verbs, examples?", "--json").stdout)
-    assert out["answer"].startswith("put on [#") and out["listed"].endswith("separable verbs")
-    assert json.loads(ask("past participle of sing", "--json").stdout)["listed"] is None
-
-
-def test_minirag_ask_answers_a_choice_with_the_option_a_window_supports():
-    out = json.loads(ask("much or many with uncountable nouns", "--json").stdout)
-    assert out["answer"].startswith("much [#") and out["chosen_over"] == "many"
-    assert 'over "many"' in ask("much or many with uncountable nouns").stdout
-    assert json.loads(ask("past participle of sing", "--json").stdout)["chosen_over"] is None
-
-
-def test_minirag_ask_fills_a_gap_with_the_verb_group_a_window_writes():
-    question = "her eyes were red because she ___ (cry) for hours"
+@pytest.mark.parametrize("question, answer, key, value, note", RULE_ANSWERS)
+def test_minirag_ask_names_the_reading_rule_that_answered(question, answer, key, value, note):
     out = json.loads(ask(question, "--json").stdout)
-    assert out["answer"].startswith("had been crying [#") and out["fills"] == "cry"
-    assert 'verb group of "(cry)"' in ask(question).stdout
-    plain = json.loads(ask("past participle of sing", "--json").stdout)
-    assert plain["fills"] is None and plain["mends"] is None and plain["respells"] is None
+    assert out["answer"].startswith(answer) and not out["abstained"] and out[key].endswith(value)
+    assert note in ask(question).stdout
 
 
-def test_minirag_ask_reads_a_table_backwards_where_the_model_abstains():
-    out = json.loads(ask("base form of shrank", "--json").stdout)
-    assert out["answer"].startswith("shrink [#") and out["keyed_by"] == "shrank"
-    assert 'the table row that says "shrank"' in ask("base form of shrank").stdout
-    assert json.loads(ask("past participle of sing", "--json").stdout)["keyed_by"] is None
-
-
-def test_minirag_ask_gives_the_form_the_words_around_a_gap_ask_for():
-    question = "it was the ___ (big) storm of the year"
-    out = json.loads(ask(question, "--json").stdout)
-    assert out["answer"].startswith("biggest [#") and out["formed"] == "big"
-    assert 'the form of "(big)"' in ask(question).stdout
-    assert json.loads(ask("past participle of sing", "--json").stdout)["formed"] is None
+def test_minirag_ask_names_no_rule_where_the_model_answered():
+    out = json.loads(ask("past participle of sing", "--json").stdout)
+    keys = [note[0] for note in RULE_NOTES]
+    assert {k: out[k] for k in keys} == dict.fromkeys(keys)
 
 
 def test_minirag_ask_into_a_pipe_closed_early_is_no_error():
