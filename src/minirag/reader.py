@@ -15,8 +15,11 @@ offers two options ("A or B?", a fill-in's "(A / B)"), the option a window suppo
 model abstains or answers with neither (choices.py); a fill-in with a one-word cue, the cue's
 verb group a window writes ("were playing"), where the model abstains or answers a part of it,
 and a wrong verb form after an auxiliary ("has became"), the cell of its row the auxiliary asks
-for (verb_groups.py); a misspelt word of a verdict question, as a window spells it, where the
-model abstains (spellings.py). Its inputs
+for (verb_groups.py); the form its sentence asks of the cue ("___ (hot) than": the comparative;
+the past simple in a sentence set in the past), where the model abstains or answers another
+form (gap_forms.py); a misspelt word of a verdict question, as a window spells it, where the
+model abstains (spellings.py); one that names a table's first column and describes a row by
+another cell, the row's first cell, where the model abstains (table_keys.py). Its inputs
 (windows, table columns, question-match flags) are computed as training computes them
 (reader_inputs.py).
 What it leaves out: free-form generation (a pointer cannot invent), the model
@@ -211,9 +214,10 @@ class Reader:
     def read_ids(self, ids: list[int], headers: dict[str, str] | None = None,
                  question: str | None = None) -> Reading:
         """`read` of a compact prompt's token ids (a training example's, say); `headers`: its
-        rows' header rows (Prompt.headers), for `banned_forms`; `question`: the question as
-        asked (Prompt.question), which the rules and the routing read whole while the model
-        reads the ids (by default, the question the ids hold, cut to MAX_QUESTION tokens)."""
+        rows' header rows (Prompt.headers), for `banned_forms` and the rules that read columns;
+        `question`: the question as asked (Prompt.question), which the rules and the routing
+        read whole while the model reads the ids (by default, the question the ids hold, cut
+        to MAX_QUESTION tokens)."""
         question = question or question_of(ids, self.tokenizer)
         segs = windows(ids, self.tokenizer)
         cells = [c for lo, hi in segs for c in self._cells(ids, lo, hi, offers_choice(question))]
