@@ -18,14 +18,14 @@ MOUSE = "| mouse | mice |"
 
 
 @pytest.mark.parametrize("question, kind", [
-    ("madrid is ___ (dry) than london", "er"),
-    ("this test is ___ than the last one (easy)", "er"),  # the cue at the end
+    ("this road is ___ (dry) than the old one", "er"),
+    ("my bag is ___ than yours (light)", "er"),  # the cue at the end
     ("the ___ (big) house in town", "est"),
-    ("we found two or three ___ (mouse) in the garage", "plural"),
+    ("there were two ___ (mouse) in the shed", "plural"),
     ("she has 3 ___ (child)", "plural"),
     ("several ___ (crisis) at once", "plural"),
     ("he is much ___ (good) now", None),  # no "than": the kind is not said
-    ("my grandad ___ (teach) me chess when i was eight", "past"),
+    ("our coach ___ (teach) us to swim when we were six", "past"),
     ("she ___ (sell) her car two years ago", "past"),
     ("we were ___ (travel) around spain last summer", None),  # an auxiliary asks another form
     ("i ___ (go) there in 2019", "past"),

@@ -22,16 +22,16 @@ BREAD = ["| a slice of | a slice of bread, a slice of cake |", "| a loaf of | a 
 
 
 @pytest.mark.parametrize("windows, headers, question, key", [
-    (ROWS, HEADERS, "relative pronoun for possession", (1, "whose", "possession")),
+    (ROWS, HEADERS, "which pronoun means possession?", (1, "whose", "possession")),
     (ROWS, HEADERS, "which pronoun do i use for a place", (2, "where", "places")),  # by stem
     (["\n".join(ROWS)], HEADERS, "pronoun for people?", (0, "who", "people")),  # one window
     (ROWS, HEADERS, "relative pronoun", None),  # no row described
     (ROWS, HEADERS, "example of possession", None),  # names the Example column, not the first
     (ROWS, HEADERS, "is whose a pronoun for possession", None),  # the key is in the question
     (ROWS, HEADERS, "pronoun used for possession", None),  # names "Used for" as much
-    (ROWS, {}, "relative pronoun for possession", None),  # no header shown: no column named
+    (ROWS, {}, "which pronoun means possession?", None),  # no header shown: no column named
     (["| whose | possession | the girl"], {"| whose | possession | the girl": PRONOUNS},
-     "relative pronoun for possession", None),  # a window cut inside the row
+     "which pronoun means possession?", None),  # a window cut inside the row
     (BREAD, dict.fromkeys(BREAD, UNITS), "unit word for soap", (2, "a bar of", "soap")),
     (BREAD, dict.fromkeys(BREAD, UNITS), "unit word for bread", None),  # two rows say bread
 ])
@@ -41,7 +41,7 @@ def test_the_key_of_the_row_a_question_describes(windows, headers, question, key
 
 @given(st.permutations(ROWS))
 def test_the_rows_order_changes_only_the_window_it_cites(rows):
-    found = described_key(rows, HEADERS, "relative pronoun for possession")
+    found = described_key(rows, HEADERS, "which pronoun means possession?")
     assert found is not None and rows[found[0]] == ROWS[1] and found[1:] == ("whose", "possession")
 
 
@@ -50,6 +50,6 @@ def test_the_key_is_answered_where_the_model_abstains(shipped_tok, seed, monkeyp
     # the column rule would let the model pick a key cell at margin 0: keep it silent
     monkeypatch.setattr("minirag.reader.narrowed_cell", lambda *a: False)
     chunk = make_chunk(PRONOUNS + "\n|---|---|---|\n" + "\n".join(ROWS), "r.md")
-    prompt = build_prompt("relative pronoun for possession", [chunk], tokenizer=shipped_tok)
+    prompt = build_prompt("which pronoun means possession?", [chunk], tokenizer=shipped_tok)
     r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # abstains
     assert (r.answer, r.marker, r.keyed_by) == ("whose", "[#1]", "possession")

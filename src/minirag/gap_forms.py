@@ -2,10 +2,10 @@
 before it, a time in the past.
 
 What it is: a fill-in's cue is often a word the KB lists forms of ("hot → hotter → hottest", `|
-mouse | mice |`), and the sentence around the gap says which one it wants: "rome is ___ (hot)
-than london" the comparative, "the ___ (funny) person in my family" the superlative, "two or
-three ___ (mouse)" the plural, "my grandad ___ (teach) me chess when i was eight" the past
-simple (`asked_kind`). `cue_forms` collects what the windows give of the cue: each arrow from
+mouse | mice |`), and the sentence around the gap says which one it wants: "this tea is ___ (hot)
+than mine" the comparative, "the ___ (tall) tree in the park" the superlative, "five ___
+(mouse)" the plural, "she ___ (teach) us to read when we were small" the past simple
+(`asked_kind`). `cue_forms` collects what the windows give of the cue: each arrow from
 it, with the kind its change has (`forms.form_kind`), and each cell of its table row, with the
 kinds its column's header names (`forms.FORM_NAMES`: "Comparative", "Plural"; a "Past simple"
 column and a regular -ed arrow give the past). `asked_form` answers with the one form of the
@@ -42,8 +42,8 @@ def asked_kind(question: str) -> str | None:
     "est" when "the" stands before it, "plural" after a number word, "past" (the past simple)
     in a sentence set in the past (PAST_TIME) with no auxiliary right before the gap; None
     otherwise.
-    Example: asked_kind("madrid is ___ (dry) than london") -> "er";
-        asked_kind("two or three ___ (mouse) in the garage") -> "plural";
+    Example: asked_kind("this road is ___ (dry) than that one") -> "er";
+        asked_kind("five ___ (mouse) ran off") -> "plural";
         asked_kind("she ___ (teach) us when i was ten") -> "past\""""
     if not has_gap(question):
         return None

@@ -3,7 +3,7 @@
 What it is: the span reader reads a table forwards, from a row's first cell to the column a
 question names ("past of swim": the *swim* row, "Past simple"). `described_key(windows,
 headers, question)` reads it the other way: a question that names a table's first column
-("relative pronoun for possession" names "Pronoun" of `| Pronoun | Used for | Example |`)
+("which pronoun means possession?" names "Pronoun" of `| Pronoun | Used for | Example |`)
 and shares a word with another cell of one row ("possession", `| whose | possession | ... |`)
 is answered with that row's first cell ("whose"), where one row alone fits. The column a
 question names is the one whose header says most of its words (`forms.column_names`, as
@@ -33,7 +33,7 @@ def described_key(windows: list[str], headers: dict[str, str], question: str
     -> its header row, Prompt.headers); None when no row fits or two rows' first cells do.
     Example: row = "| whose | possession | the girl whose bike was stolen |";
         described_key([row], {row: "| Pronoun | Used for | Example |"},
-                      "relative pronoun for possession") -> (0, "whose", "possession")"""
+                      "which pronoun means possession?") -> (0, "whose", "possession")"""
     asked = set(re.findall(r"[a-z]+", question.lower())) - STOPWORDS  # "Used for" names "used"
     wanted = content_stems(question)
     found: dict[str, tuple[int, str, str]] = {}
