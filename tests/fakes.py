@@ -98,3 +98,12 @@ def tiny_reader(tokenizer, seed: int = 0, null_margin: float = 0.0):
     from minirag.reader import Reader  # here, as in tiny_span_reader
 
     return Reader(tiny_span_reader(len(tokenizer), seed), tokenizer, null_margin=null_margin)
+
+
+def abstaining_read(tokenizer, seed: int, question: str, text: str):
+    """The Reading of `question` over one chunk of `text` by a `tiny_reader` whose model always
+    abstains: what the reading rules answer from the window, whatever the weights."""
+    from minirag.prompt import build_prompt  # here, as in tiny_reader
+
+    prompt = build_prompt(question, [make_chunk(text, "r.md")], tokenizer=tokenizer)
+    return tiny_reader(tokenizer, seed, null_margin=1e9).read(prompt)

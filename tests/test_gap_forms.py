@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minirag.gap_forms import asked_form, asked_kind, cue_forms, misformed
-from minirag.prompt import build_prompt
-from tests.fakes import make_chunk, tiny_reader
+from tests.fakes import abstaining_read
 
 HOT = "Double the consonant: hot → hotter → hottest, big → bigger → biggest."
 PLURALS = "| Singular | Plural |"
@@ -75,6 +74,5 @@ def test_another_form_of_the_cue_is_misformed():
     ("the ___ (big) house", "big", "biggest")]))
 def test_the_asked_form_is_answered_where_the_model_abstains(shipped_tok, seed, case):
     question, cue, form = case
-    prompt = build_prompt(question, [make_chunk(HOT, "s.md")], tokenizer=shipped_tok)
-    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # abstains
+    r = abstaining_read(shipped_tok, seed, question, HOT)
     assert (r.answer, r.marker, r.formed) == (form, "[#1]", cue)

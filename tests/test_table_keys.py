@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.prompt import build_prompt
 from minirag.table_keys import described_key
-from tests.fakes import make_chunk, tiny_reader
+from tests.fakes import abstaining_read
 
 PRONOUNS = "| Pronoun | Used for | Example |"
 ROWS = ["| who | people | the man who called |",
@@ -49,7 +48,6 @@ def test_the_rows_order_changes_only_the_window_it_cites(rows):
 def test_the_key_is_answered_where_the_model_abstains(shipped_tok, seed, monkeypatch):
     # the column rule would let the model pick a key cell at margin 0: keep it silent
     monkeypatch.setattr("minirag.reader.narrowed_cell", lambda *a: False)
-    chunk = make_chunk(PRONOUNS + "\n|---|---|---|\n" + "\n".join(ROWS), "r.md")
-    prompt = build_prompt("which pronoun means possession?", [chunk], tokenizer=shipped_tok)
-    r = tiny_reader(shipped_tok, seed, null_margin=1e9).read(prompt)  # abstains
+    table = PRONOUNS + "\n|---|---|---|\n" + "\n".join(ROWS)
+    r = abstaining_read(shipped_tok, seed, "which pronoun means possession?", table)
     assert (r.answer, r.marker, r.keyed_by) == ("whose", "[#1]", "possession")

@@ -16,7 +16,7 @@ from minirag.embed import HashingEmbedder
 from minirag.forms import FORM_NAMES
 from minirag.retrieve import Retriever
 from minirag.store import FlatVectorStore
-from minirag.tables import RowIndex, past_not_participle, table_cells, whole_row
+from minirag.tables import RowIndex, headed_rows, past_not_participle, table_cells, whole_row
 
 # A table split over two chunks of one section (the second starts inside it, so its header is
 # in its metadata, as the chunker records it), a table whose first column is not one word, and
@@ -41,6 +41,16 @@ def row_chunks() -> list[Chunk]:
 ])
 def test_a_whole_row_opens_and_closes_with_a_bar(line, whole):
     assert whole_row(line) is whole
+
+
+def test_headed_rows_are_the_whole_shown_rows_with_their_columns_names():
+    header = "| Base form | Past simple |"
+    headers = {"| go | went |": header, "| be | was | been |": header}
+    windows = ["intro\n| **go** | went |", "| be | was | been |", "| go | we", "| do | did |"]
+    # bold dropped as prompt.units drops it; a row of three cells under two, a cut row and a
+    # row with no header known are none
+    assert headed_rows(windows, headers) == [(0, ["go", "went"], [{"base"}, {"past", "simple"}],
+                                              header)]
 
 
 def test_table_cells_drop_bold_and_the_outer_bars():

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import FORM_NAMES, arrows, column_names, form_kind
+from minirag.forms import FORM_NAMES, arrows, form_kind
 from minirag.reader_inputs import AUXILIARIES, WORD, has_gap
-from minirag.tables import table_cells, whole_row
+from minirag.tables import headed_rows
 from minirag.verb_groups import cue_of, only_one, unstruck
 
 # a word right before a gap that asks for a plural: "two ___ (child)", "several ___ (crisis)"
@@ -67,25 +67,20 @@ def cue_forms(windows: list[str], headers: dict[str, str], cue: str
     whole row keyed by it whose header (`headers`, Prompt.headers) names a kind of form.
     Example: cue_forms(["hot → hotter → hottest"], {}, "hot") ->
         [(0, "hotter", {"er"}), (0, "hottest", {"est"})]"""
-    found = []
-    for n, window in enumerate(windows):
-        text = unstruck(window)
+    found, shown = [], [unstruck(w) for w in windows]
+    for n, text in enumerate(shown):
         for word, form in arrows(text):
             kind = form_kind(word, form)
             if word.lower() == cue and kind is not None:  # a regular -ed form is the past too
                 found.append((n, form, {"s", "plural"} if kind == "s" else
                               {"ed", "past"} if kind == "ed" else {kind}))
-        for line in text.splitlines():
-            row = " ".join(line.replace("*", "").split())
-            if row not in headers or not whole_row(row) or table_cells(row)[0].lower() != cue:
-                continue
-            names = [column_names(c) for c in table_cells(headers[row])]
-            for cell, named in zip(table_cells(row)[1:], names[1:]):
-                kinds = {k for k, ns in FORM_NAMES.items() if ns & named}
-                kinds |= {"past"} if "past" in named and "participle" not in named else set()
-                if cell and kinds:
-                    found.append((n, cell, kinds))
-    return found
+    for n, cells, names, _ in headed_rows(shown, headers):
+        for cell, named in zip(cells[1:], names[1:]) if cells[0].lower() == cue else ():
+            kinds = {k for k, ns in FORM_NAMES.items() if ns & named}
+            kinds |= {"past"} if "past" in named and "participle" not in named else set()
+            if cell and kinds:
+                found.append((n, cell, kinds))
+    return sorted(found, key=lambda f: f[0])  # window by window, its arrows before its rows
 
 
 def asked_form(windows: list[str], headers: dict[str, str], question: str

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import column_names
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD, content_stems
-from minirag.tables import table_cells, whole_row
+from minirag.tables import headed_rows
 from minirag.verb_groups import only_one
 
 
@@ -37,19 +36,13 @@ def described_key(windows: list[str], headers: dict[str, str], question: str
     asked = set(re.findall(r"[a-z]+", question.lower())) - STOPWORDS  # "Used for" names "used"
     wanted = content_stems(question)
     found: dict[str, tuple[int, str, str]] = {}
-    for n, window in enumerate(windows):
-        for line in window.splitlines():
-            row = " ".join(line.replace("*", "").split())
-            header = headers.get(row)
-            if header is None or not whole_row(row):
-                continue
-            cells, names = table_cells(row), [column_names(c) for c in table_cells(header)]
-            said = [len(ns & asked) for ns in names]
-            if len(cells) != len(names) or not said[0] or max(said[1:], default=0) >= said[0]:
-                continue  # the question names another column as much, or the first not at all
-            rest = " ".join(cells[1:]).lower()
-            shared = wanted & content_stems(rest) - content_stems(header)
-            if shared and not content_stems(cells[0]) & wanted:  # the key is what is asked
-                said = [w for w in dict.fromkeys(WORD.findall(rest)) if content_stems(w) & shared]
-                found.setdefault(cells[0].lower(), (n, cells[0], " ".join(said)))
+    for n, cells, names, header in headed_rows(windows, headers):
+        said = [len(ns & asked) for ns in names]
+        if not said[0] or max(said[1:], default=0) >= said[0]:
+            continue  # the question names another column as much, or the first not at all
+        rest = " ".join(cells[1:]).lower()
+        shared = wanted & content_stems(rest) - content_stems(header)
+        if shared and not content_stems(cells[0]) & wanted:  # the key is what is asked
+            said = [w for w in dict.fromkeys(WORD.findall(rest)) if content_stems(w) & shared]
+            found.setdefault(cells[0].lower(), (n, cells[0], " ".join(said)))
     return only_one(found)

@@ -18,7 +18,15 @@ import re
 
 from minirag.bm25 import tokenize
 from minirag.chunk import Chunk
-from minirag.forms import FORM_NAMES, HAVE, arrows, asked_kinds, regular_forms, stem
+from minirag.forms import (
+    FORM_NAMES,
+    HAVE,
+    arrows,
+    asked_kinds,
+    column_names,
+    regular_forms,
+    stem,
+)
 
 
 def cue_words(query: str) -> list[str]:
@@ -42,6 +50,26 @@ def whole_row(line: str) -> bool:
     prompt cut at its budget may end inside a row ("| aircraft | airc"), whose last cell is
     then no word of the KB. Example: whole_row("| go | went |") -> True"""
     return line.strip().startswith("|") and line.strip().endswith("|") and not is_table_rule(line)
+
+
+def headed_rows(windows: list[str], headers: dict[str, str]
+                ) -> list[tuple[int, list[str], list[set[str]], str]]:
+    """(window index, cells, each cell's column names, the header row) of the whole rows the
+    windows show whose header is known (`headers`: a shown row, as prompt.units gives it -> its
+    header row, Prompt.headers), cell for cell (`forms.column_names`); a row with more or fewer
+    cells than its header is none.
+    Example: headed_rows(["| go | went |"], {"| go | went |": "| Base form | Past simple |"})
+        -> [(0, ["go", "went"], [{"base"}, {"past", "simple"}], "| Base form | Past simple |")]"""
+    out = []
+    for n, window in enumerate(windows):
+        for line in window.splitlines():
+            row = " ".join(line.replace("*", "").split())
+            if row not in headers or not whole_row(row):
+                continue
+            cells, names = table_cells(row), [column_names(c) for c in table_cells(headers[row])]
+            if len(cells) == len(names):
+                out.append((n, cells, names, headers[row]))
+    return out
 
 
 def table_cells(line: str) -> list[str]:
