@@ -20,6 +20,7 @@ from minirag.prompt import (
     best_window,
     build_prompt,
     fit_tokens,
+    lent,
     looked_up,
     query_weights,
     units,
@@ -299,3 +300,45 @@ def test_a_short_window_leaves_its_room_to_a_long_one(tok):
                          fair_shares=False)
     assert "| sing | sang | sung |" in fair.text and "| sing | sang | sung |" in equal.text
     assert len(fair.token_ids) > len(equal.token_ids) and len(fair.token_ids) <= 64
+
+
+@pytest.mark.parametrize("shares, needs, out", [
+    ([9, 20, 20], [11, 0, 0], [11, 19, 19]),  # two tokens, one from each of the widest
+    ([9, 6], [11, 0], [11, 4]),  # a lender keeps the floor (4)
+    ([20, 9], [0, 11], [20, 9]),  # a chunk ranked above lends nothing to one below
+    ([9, 12], [11, 12], [9, 12]),  # a lender keeps what its own row needs
+    ([5, 6, 6], [20, 0, 0], [5, 6, 6]),  # all or nothing: a row cut anyway borrows nothing
+    ([9, 20, 9], [11, 0, 11], [11, 18, 9])])  # the last row has no one below to borrow from
+def test_lent(shares, needs, out):
+    assert lent(shares, needs, 4) == out
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=4))
+def test_lending_moves_tokens_down_the_ranks_only_to_whole_rows(pairs):
+    shares, needs = [s for s, _ in pairs], [n for _, n in pairs]
+    out = lent(shares, needs, 4)
+    assert sum(out) == sum(shares)
+    for i, (before, after) in enumerate(zip(shares, out)):
+        if after > before:  # a borrower gets exactly its row, from below it
+            assert after == needs[i] and sum(out[i + 1:]) < sum(shares[i + 1:])
+        if after < before:  # a lender keeps its floor and its own row
+            assert after >= max(4, needs[i])
+
+
+def test_a_best_row_too_long_for_its_share_borrows_from_below(tok):
+    header = "| Base form | Past simple | Past participle | Third person |"
+    row = "| swim | swam | swum | swims |"
+    table = Chunk("c0", f"{header}\n|---|---|---|---|\n{row}\n", "v.md", 0, {"section": "V"})
+    prose = [chunk("The past simple of swim is swam, and go went gone, and drink drank drunk, "
+                   "and sing sang sung, with a point in time since then.", 1),
+             chunk("Use since with a point in time: since Monday, since the war, since the "
+                   "drink went and the song was sung by the swimmers.", 2)]
+    q = "what is the past participle of swim, please tell me"
+    cut = build_prompt(q, [table, *prose], COMPACT_TEMPLATE, 64, tok, whole_rows=False)
+    assert row not in cut.text and cut.headers == {}  # cut mid-row: no row, no header
+    whole = build_prompt(q, [table, *prose], COMPACT_TEMPLATE, 64, tok)
+    assert row in whole.text and whole.headers == {row: header}
+    assert len(whole.token_ids) <= 64
+    assert list(whole.citations.values()) == [c.id for c in [table, *prose]]
+    below = build_prompt(q, [*prose, table], COMPACT_TEMPLATE, 64, tok)  # ranked last: no loan
+    assert row not in below.text

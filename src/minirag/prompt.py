@@ -48,6 +48,7 @@ FULL_TEMPLATE = Template(
 DEFAULT_TEMPLATE = COMPACT_TEMPLATE
 MIN_WINDOW = 4  # tokens: a chunk that would get fewer is dropped, not shown as a stub
 MAX_QUESTION = 24  # tokens of the question kept in a budgeted prompt
+LEND_FLOOR = 4  # tokens another chunk keeps when it lends to a whole table row
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,26 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     table: then, with `key_stopwords`, the row it keys counts as holding it and the header's
     words (without, no window shows the *be*, *do* or pronoun rows to such a question).
     """
+    cands, scores, order, w8 = ranked_units(query, text, weight, shown, header, key_stopwords)
+    ids = tokenizer.encode(cands[order[0]])
+    if len(ids) > max_tokens:
+        return _cut(cands[order[0]], ids, max_tokens, tokenizer, w8)
+    picked, room = [order[0]], max_tokens - len(ids)
+    for i in order[1:]:
+        if scores[i] <= 0:
+            break  # sorted by score: the rest hold no query word either
+        n = len(tokenizer.encode("\n" + cands[i]))
+        if n <= room:
+            picked.append(i)
+            room -= n
+    return "\n".join(cands[i] for i in sorted(picked))
+
+
+def ranked_units(query: str, text: str, weight, shown: frozenset[str] = frozenset(),
+                 header: str = "", key_stopwords: bool = True
+                 ) -> tuple[list[str], list[float], list[int], dict[str, float]]:
+    """`text`'s units not yet `shown`, their scores, their indices best first, and the query's
+    word weights (query_weights): best_window's ranking (see there)."""
     cands = [u for u in units(text) if u not in shown] or [" ".join(text.split())]
     words = [set(tokenize(u)) for u in cands]
     heads = set(tokenize(" ".join(table_headers(text) + [header])))
@@ -153,18 +174,7 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     # order a set of words is walked in, which changes with PYTHONHASHSEED between runs
     scores = [math.fsum([b, *(w8.get(w, 0.0) for w in ws)]) for ws, b in zip(words, bonus)]
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], len(cands[i]), i))
-    ids = tokenizer.encode(cands[order[0]])
-    if len(ids) > max_tokens:
-        return _cut(cands[order[0]], ids, max_tokens, tokenizer, w8)
-    picked, room = [order[0]], max_tokens - len(ids)
-    for i in order[1:]:
-        if scores[i] <= 0:
-            break  # sorted by score: the rest hold no query word either
-        n = len(tokenizer.encode("\n" + cands[i]))
-        if n <= room:
-            picked.append(i)
-            room -= n
-    return "\n".join(cands[i] for i in sorted(picked))
+    return cands, scores, order, w8
 
 
 def fit_tokens(window: str, tokenizer) -> int:
@@ -205,7 +215,7 @@ def _cut(unit: str, ids: list[int], max_tokens: int, tokenizer, w8: dict[str, fl
 def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_TEMPLATE,
                  budget: int | None = 64, tokenizer=None, idf=None,
                  key_stopwords: bool = True, fair_shares: bool = True,
-                 question_end: bool = True) -> Prompt:
+                 question_end: bool = True, whole_rows: bool = True) -> Prompt:
     """Lay out the question and the chunks (rank order) in `template`.
 
     Budgeted: the question keeps at most MAX_QUESTION tokens (and at most half the budget;
@@ -214,13 +224,16 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     asks at the end of a story, or first and tells it after), else its first tokens;
     the chunks share what is left, each shown as its best window: with `fair_shares`, each gets
     what its best window would take of all of it, up to a common level (`water_fill`: a one-line
-    table row leaves its room to a definition that runs on), else an equal share;
+    table row leaves its room to a definition that runs on), else an equal share; with
+    `whole_rows`, a chunk whose best unit is a table row too long for its share takes the
+    tokens it lacks from the chunks ranked below it (`lent`): a row cut mid-cell ("rink |
+    drank | dru") has no header, so it is read as prose, not as a row;
     `len(token_ids) <= budget` always. With no chunks
     this is the abstention prompt: the question and nothing to answer from. `idf(word)`
     weighs the query words when a window is chosen (the pipeline passes BM25Index.idf_of:
     "keep" says more than "past"); without it, an idf over the lines of these chunks.
-    `key_stopwords`: see best_window; it, `fair_shares` and `question_end` are set by the
-    reader's training data as its reader saw them.
+    `key_stopwords`: see best_window; it, `fair_shares`, `question_end` and `whole_rows` are set
+    by the reader's training data as its reader saw them.
     Example: build_prompt("past of go", [chunk]).text ->
         "<|q|>past of go<|ctx|><|#1|>| go | went | gone |<|a|>"
     A question that is not text, is empty or is oversized is a ValueError (retrieve.check_query).
@@ -252,6 +265,9 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
             query, c.text, room, tokenizer, weight, frozenset(), c.metadata.get("table_header", ""),
             key_stopwords), tokenizer)) for c in chunks]  # what each would show, given all the room
         shares = water_fill(wants, max(0, room - 2 * len(chunks)))
+    if whole_rows and 1 < len(chunks) <= len(MARKERS):
+        needs = [row_need(query, c, tokenizer, weight, key_stopwords) for c in chunks]
+        shares = lent(shares, needs, LEND_FLOOR)
     for c, share in zip(chunks, shares):
         allowance = min(share, room - 2)
         if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:
@@ -269,6 +285,35 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     ids += sp(A)
     citations = {f"[#{i + 1}]": c.id for i, c in enumerate(shown)}
     return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers, " ".join(query.split()))
+
+
+def row_need(query: str, chunk: Chunk, tokenizer, weight, key_stopwords: bool = True) -> int:
+    """The tokens of `chunk`'s best unit for `query` (ranked_units) when it is a table row
+    under a header, else 0: what a share must be to show that row whole."""
+    header = chunk.metadata.get("table_header", "")
+    cands, _, order, _ = ranked_units(query, chunk.text, weight, frozenset(), header,
+                                      key_stopwords)
+    best = cands[order[0]]
+    return len(tokenizer.encode(best)) if best in row_headers(chunk.text, header) else 0
+
+
+def lent(shares: list[int], needs: list[int], floor: int) -> list[int]:
+    """Shares in which each chunk, in rank order, whose whole row `needs` more tokens than its
+    share gets them from the other shares, one at a time from the one with the most to spare
+    above max(`floor`, its own need); a need the others cannot meet is left unmet.
+    Example: lent([9, 20, 20], [11, 0, 0], 4) -> [11, 19, 19]"""
+    out = list(shares)
+    for i, need in enumerate(needs):
+        spare = [0 if j <= i else max(0, s - max(floor, needs[j])) for j, s in enumerate(out)]
+        short = need - out[i]
+        if short <= 0 or sum(spare) < short:
+            continue
+        for _ in range(short):
+            j = max(range(len(out)), key=lambda j: (spare[j], j))
+            spare[j] -= 1
+            out[j] -= 1
+            out[i] += 1
+    return out
 
 
 def water_fill(wants: list[int], total: int) -> list[int]:

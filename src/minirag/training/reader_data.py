@@ -129,7 +129,7 @@ def make_example(f: Fact, question: str, pool: list[Chunk], bm25: BM25Index,
         picked.insert(int(rng.integers(len(picked) + 1)), f.chunk)
     p = build_prompt(question, picked, COMPACT_TEMPLATE, 64, tokenizer, idf=bm25.idf_of,
                      key_stopwords=KEY_STOPWORDS, fair_shares=FAIR_SHARES,
-                     question_end=QUESTION_END)
+                     question_end=QUESTION_END, whole_rows=WHOLE_ROWS)
     null = len(p.token_ids) - 1  # the <|a|> position
     span = None
     if show and answerable and f.chunk.id in p.citations.values():
@@ -157,6 +157,10 @@ FAIR_SHARES = False
 # question_end); it reads a long question's words up to its last "?", else its last words.
 # True would change training prompts
 QUESTION_END = False
+# and on shares that never grew for a table row (build_prompt's whole_rows); it reads with a
+# chunk's best row shown whole where lower-ranked chunks can lend the tokens. True would change
+# training prompts
+WHOLE_ROWS = False
 ALTERED_SHARE = 0.6  # of the verb examples, rewritten as nonce or counterfactual (`altered`)
 
 
