@@ -105,6 +105,7 @@ def test_entries_are_table_rows_and_arrows():
     assert entries(text) == [({"good", "adjective"}, {"better", "the best"}),
                              ({"much", "many"}, {"more"}), ({"stop"}, {"stopped"})]
     assert entries("no table here, no arrow") == []
+    assert entries(text, arrows=False) == entries(text)[:2]  # the rows alone
 
 
 def test_foreign_forms_belong_to_entries_of_words_not_asked_about():

@@ -311,6 +311,9 @@ def test_a_cell_the_question_singles_out_of_its_row():
     assert not narrowed_cell(row, "ours", ("us",))  # not a whole cell
     assert not narrowed_cell(row + "\n| they | them | themselves |", "ourselves", ("them",))
     assert not narrowed_cell("we → ourselves", "ourselves", ("we",))  # an arrow, not a row
+    # an arrow inside a row's cell is no cell: its word is the one asked about, not an answer
+    spelling = "| -ie: change ie to y | lie → lying, die → dying |"
+    assert not narrowed_cell(spelling, "lie", ("dying", "lying"))
 
 
 @given(st.integers(0, 10_000))

@@ -118,10 +118,11 @@ def _alternatives(cell: str) -> set[str]:
     return {a.strip(" *") for a in cell.split("/") if a.strip(" *")}
 
 
-def entries(text: str) -> list[tuple[set[str], set[str]]]:
+def entries(text: str, arrows: bool = True) -> list[tuple[set[str], set[str]]]:
     """The (keys, forms) of each word's entry in `text`, lowercase: a table row's first cell and
     its other cells ("| go | went | gone |"), an arrow's word and form (`regular_forms`).
     A row's keys are the words of its first cell ("good (adjective)": good, adjective).
+    Without `arrows`, the rows alone.
     Example: entries("| good / well | better |\nstop → stopped") ->
         [({"good", "well"}, {"better"}), ({"stop"}, {"stopped"})]"""
     out = []
@@ -130,7 +131,7 @@ def entries(text: str) -> list[tuple[set[str], set[str]]]:
         keys = set(re.findall(r"[a-z']+", cells[0]))  # "good (adjective)": good, adjective
         if line.strip().startswith("|") and len(cells) > 1 and keys:
             out.append((keys, set().union(*map(_alternatives, cells[1:]))))
-    return out + [({w.lower()}, {f.lower()}) for w, f, _ in regular_forms(text)]
+    return out + [({w.lower()}, {f.lower()}) for w, f, _ in regular_forms(text) if arrows]
 
 
 # Header words that name no column: every column holds a "form" ("Base form", "-ing form"), and

@@ -116,13 +116,15 @@ def narrowed_cell(shown: str, answer: str, ruled_out: tuple[str, ...]) -> bool:
     """Is `answer` a whole cell of a table row in `shown` whose other cells `banned_forms` ruled
     out? Then the question's words picked the cell, and the reader need only prefer it to "I
     don't know" (margin 0, not NULL_MARGIN): to "reflexive pronoun for we" beside "| we | us |
-    our | ours | ourselves |", the column rule leaves "ourselves" alone in its row.
+    our | ours | ourselves |", the column rule leaves "ourselves" alone in its row. An arrow
+    inside a cell ("| -ie: change ie to y | lie → lying |") is no cell: its word is the one asked
+    about ("past of lie"), not an answer.
     Example: narrowed_cell("| we | us | ourselves |", "ourselves", ("us", "we")) -> True"""
     if not ruled_out:  # nothing ruled out, nothing singled out: most readings stop here
         return False
     rows = "\n".join(line for line in shown.splitlines() if whole_row(line))
     return any(answer.lower() in keys | forms and set(ruled_out) & (keys | forms)
-               for keys, forms in entries(rows))
+               for keys, forms in entries(rows, arrows=False))
 
 
 def only_echoes(answer: str, question: str) -> bool:
