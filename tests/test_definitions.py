@@ -38,6 +38,8 @@ from tests.fakes import abstaining_read, make_chunk, tiny_reader
     ("whats the third person for swim", "third person for swim"),  # a form of swim: below
     ("what do people mean by a run-on", "run-on"),
     ("what does 'shouldn't' mean", "shouldn't"),  # quotes go, an apostrophe inside a word stays
+    ("meaning of the prefix re-", "re"),  # "prefix" names no part of the term
+    ("what does the suffix -ful mean", "-ful"),
 ])
 def test_the_term_a_question_asks_the_meaning_of(question, term):
     assert asked_term(question) == term
@@ -60,6 +62,10 @@ def test_the_term_a_question_asks_the_meaning_of(question, term):
      "very soon"),
     ("| might have done | perhaps it happened | She might have left. |", "might have done",
      "perhaps it happened"),  # the term's table row: the next cell
+    ("| re- | again; back | rewrite |", "re", "again; back"),  # the whole cell; the hyphen
+    ("| must have done | I'm sure it happened | The ground is wet.", "must have done",
+     "I'm sure it happened"),  # a row cut at a sentence: the cells a "|" closes
+    ("| 7 | material | wooden, plastic |", "material", None),  # not the row's first cell
     ("- loose (not tight) / lose (misplace).", "lose", "misplace"),  # a gloss in brackets
     ("Never join two sentences with a comma (a comma splice).", "comma splice",
      "Never join two sentences with a comma"),  # a clause that names the term at its end
@@ -69,6 +75,23 @@ def test_the_term_a_question_asks_the_meaning_of(question, term):
 ])
 def test_the_shapes_of_a_definition(window, term, words):
     assert defining_words(window, term) == words
+
+
+def test_a_row_defines_its_first_cell_under_the_column_named_meaning():
+    row = "| -ful | noun | full of | careful, hopeful |"
+    header = {row: "| Suffix | Added to | Meaning | Examples |"}
+    assert defining_words(row, "-ful", header) == "full of"
+    assert defining_words(row, "-ful") == "noun"  # no header shown: the next cell
+    assert defining_window(["| go | went |", row], "what does the suffix -ful mean", header) == (
+        1, "full of", "-ful")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_whatever_the_weights_a_suffix_row_answers_with_its_meaning(shipped_tok, seed):
+    table = ("| Suffix | Added to | Meaning | Examples |\n|---|---|---|---|\n"
+             "| -ful | noun | full of | careful, hopeful |")
+    r = abstaining_read(shipped_tok, seed, "meaning of the suffix -ful", table)
+    assert (r.answer, r.marker, r.defines) == ("full of", "[#1]", "-ful")
 
 
 @pytest.mark.parametrize("line, question, off", [

@@ -8,7 +8,10 @@ windows, the words the KB defines that term with, in the few shapes the KB write
     -> "describes a situation ...";
   - the term and a colon at a line's start: "- Perfect: the action before ..." (also with a
     pattern between: "be about to + base form: something will happen very soon: ...");
-  - the term's table row: "| must have done | I'm sure it happened |";
+  - the term's table row, the term its first cell: "| must have done | I'm sure it happened |",
+    the whole cell under a column named "meaning" where the row's header has one ("| -ment |
+    verb | an action or its result |" under "| Suffix | Added to | Meaning | Examples |"); an
+    affix asked without its hyphen or after "the prefix" keys it all the same;
   - the term and a gloss in brackets: "stationery (paper, pens)";
   - a clause that names the term in brackets at its end: "Do not join two complete sentences
     with only a comma (a comma splice)".
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 import re
 
+from minirag.forms import column_names
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import content_stems
+from minirag.tables import table_cells
 
 # How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
 ASKS = (
@@ -37,7 +42,8 @@ ASKS = (
     re.compile(r"^define (?P<term>[^?,;:]+)"),
 )
 # words around a term that are no part of it: "the word 'priceless'", "a gerund in grammar"
-LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom|phrasal verb)"
+LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom|phrasal verb|"
+                  r"prefix|suffix|ending)"
                   r"\s+)?(?:(?:a|an|the)\s+)?")
 TAIL = re.compile(r"\s+(?:-\s|(?:in|when|if|used|exactly|actually|please|pls)\b).*$")
 MAX_TERM_WORDS = 6
@@ -98,9 +104,11 @@ def _clause(text: str) -> str:
     return CLAUSE_END.split(text, maxsplit=1)[0].strip()
 
 
-def defining_words(window: str, term: str) -> str | None:
+def defining_words(window: str, term: str, headers: dict[str, str] | None = None) -> str | None:
     """The words `window` defines `term` with, in one of the shapes the module's docstring
-    lists, as the window writes them; None if it defines it in none.
+    lists, as the window writes them; None if it defines it in none. A table row's definition
+    is its whole cell under a column its header (`headers`: a shown row -> its header row,
+    Prompt.headers) names "meaning", else the cell after the term's.
     Example: defining_words("- A gerund is the -ing form used as a noun: Reading relaxes me.",
         "gerund") -> "the -ing form used as a noun" """
     t = _term(term)
@@ -108,30 +116,53 @@ def defining_words(window: str, term: str) -> str | None:
         (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
         (rf"{CLAUSE_START}{t}\s+(?P<def>{DEFINING}\s+.+)", re.IGNORECASE | re.MULTILINE),
         (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
-        (rf"\|\s*{t}\s*\|(?P<def>[^|\n]+)\|", re.IGNORECASE),
+        (ROW, None),
         (rf"(?:^|[\s/,;])(?:{t})\s+\((?P<def>[^()\n]+)\)", re.IGNORECASE | re.MULTILINE),
         (rf"(?:^|[.:;]\s+|^[ \t]*[-*][ \t]+)(?P<def>[^.:;()\n]+?)\s*\({t}\)",
          re.IGNORECASE | re.MULTILINE),
     )
     for pattern, flags in shapes:
-        found = re.search(pattern, window, flags)
-        if found:
-            words = _clause(found.group("def")).strip(" |")
-            if words:
-                return words
+        if pattern is ROW:
+            words = _row_definition(window, t, headers or {})
+        else:
+            found = re.search(pattern, window, flags)
+            words = _clause(found.group("def")).strip(" |") if found else None
+        if words:
+            return words
     return None
 
 
-def defining_window(windows: list[str], question: str) -> tuple[int, str, str] | None:
+ROW = "row"  # the table-row shape of `defining_words`, read cell by cell
+
+
+def _row_definition(window: str, t: str, headers: dict[str, str]) -> str | None:
+    """The cell that defines the term (regex `t`) in its table row: under the column the row's
+    header names "meaning", else the next one; an affix's hyphen is optional ("il" keys "il-").
+    A line may be a row's start (a prompt unit ends at a sentence inside a cell): only cells a
+    "|" closes count."""
+    for line in window.splitlines():
+        if not line.strip().startswith("|"):
+            continue
+        cells = [c.replace("*", "").strip() for c in line.strip().split("|")[1:-1]]
+        if len(cells) < 2 or not re.fullmatch(rf"-?{t}-?", cells[0], re.IGNORECASE):
+            continue
+        names = [column_names(n) for n in table_cells(headers.get(line.strip(), ""))]
+        meaning = [j for j, ns in enumerate(names) if "meaning" in ns and len(names) == len(cells)]
+        return cells[meaning[0] if meaning and meaning[0] > 0 else 1] or None
+    return None
+
+
+def defining_window(windows: list[str], question: str, headers: dict[str, str] | None = None
+                    ) -> tuple[int, str, str] | None:
     """(window index, defining words, term) for a question that asks what a term means and the
-    first of `windows` that defines it; or None.
+    first of `windows` that defines it (`headers`: see defining_words); or None.
     Example: defining_window(["| might have done | perhaps it happened |"],
         "might have done meaning") -> (0, "perhaps it happened", "might have done")"""
     term = asked_term(question)
     if term is None:
         return None
     for n, window in enumerate(windows):
-        words = defining_words(window, term)
+        words = defining_words(window, term, headers)
         if words is not None:
             return n, words, term
     return None

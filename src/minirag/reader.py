@@ -231,7 +231,7 @@ class Reader:
             marker = self._marker(segs, a)
             return Reading(f"{answer} {marker}", answer, marker, False, math.nan, math.nan,
                            corrects=wrong)
-        meant = defining_window(seen, question)
+        meant = defining_window(seen, question, headers)
         if meant is not None:  # the KB's own definition of the term asked about
             window, answer, term = meant
             marker = f"[#{window + 1}]"
