@@ -40,6 +40,14 @@ from tests.fakes import abstaining_read, make_chunk, tiny_reader
     ("what does 'shouldn't' mean", "shouldn't"),  # quotes go, an apostrophe inside a word stays
     ("meaning of the prefix re-", "re"),  # "prefix" names no part of the term
     ("what does the suffix -ful mean", "-ful"),
+    ("dis as a prefix, what does it mean", "dis"),  # the term first, then the asking
+    ("-ful meaning? as in careful", "ful"),  # "meaning" not at the end; "as in ..." goes
+    ("give up - meaning pls", "give up"),
+    ("what does it mean to give up", "give up"),
+    ("whats the meaning of ought to", "ought to"),  # "meaning of" before "what's"
+    ("what's 'be able to' mean", "be able to"),
+    ("ill (meaning sick) - its comparative?", None),  # a gloss asks no meaning
+    ("what's the simple past form of the verb mean?", None),  # a form of "mean", 7 words
 ])
 def test_the_term_a_question_asks_the_meaning_of(question, term):
     assert asked_term(question) == term
@@ -66,6 +74,13 @@ def test_the_term_a_question_asks_the_meaning_of(question, term):
     ("| must have done | I'm sure it happened | The ground is wet.", "must have done",
      "I'm sure it happened"),  # a row cut at a sentence: the cells a "|" closes
     ("| 7 | material | wooden, plastic |", "material", None),  # not the row's first cell
+    ("| -ful / -less | with; without | careful |", "less", "with; without"),  # keys: either
+    ("- lately = recently: Have you seen her lately?", "lately", "recently"),
+    ("towards (US: toward) = in the direction of, not there yet", "towards",
+     "in the direction of"),  # a remark in brackets; a list of them ends at a comma
+    ('- loose is an adjective meaning "not tight": loose shoes.', "loose", "not tight"),
+    ("Each other (or one another) shows a two-way action.", "each other",
+     "shows a two-way action"),
     ("- loose (not tight) / lose (misplace).", "lose", "misplace"),  # a gloss in brackets
     ("Never join two sentences with a comma (a comma splice).", "comma splice",
      "Never join two sentences with a comma"),  # a clause that names the term at its end

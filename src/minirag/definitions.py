@@ -1,11 +1,16 @@
 """What a term means, read where the KB defines it.
 
 What it is: `asked_term` reads the term a question asks the meaning of ("whats a bare
-infinitive", "what does used to mean", "priceless meaning"); `defining_words` finds, in a prompt's
+infinitive", "what does used to mean", "priceless meaning", "give up - meaning pls", "dis as a
+prefix, what does it mean"); `defining_words` finds, in a prompt's
 windows, the words the KB defines that term with, in the few shapes the KB writes definitions:
   - a clause that starts with the term and a defining verb: "A gerund is the -ing form used as
     a noun: ..." -> "the -ing form used as a noun"; "A stative verb describes a situation ..."
     -> "describes a situation ...";
+  - a clause that calls the term a word class "meaning" something: "loose is an adjective
+    meaning "not tight"" -> "not tight";
+  - the term, an equals sign and its gloss, in a list of them: "lately = recently", "put off =
+    postpone, find out = discover" -> "postpone" (a remark in brackets may follow the term);
   - the term and a colon at a line's start: "- Perfect: the action before ..." (also with a
     pattern between: "be about to + base form: something will happen very soon: ...");
   - the term's table row, the term its first cell: "| must have done | I'm sure it happened |",
@@ -35,17 +40,25 @@ from minirag.tables import table_cells
 # How a question asks the meaning of a term (lowercased; `term` is cleaned by `asked_term`)
 ASKS = (
     re.compile(r"\bmean by (?P<term>[^?,;:]+)"),  # before "what do people mean"
+    re.compile(r"\bwh?at (?:does|do|did) it mean to (?P<term>[^?,;:]+)"),  # "... to call off"
     re.compile(r"\bwh?at (?:does|do|did) (?P<term>.+?) (?:actually |really |exactly )?mean\b"),
-    re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+)"),
     re.compile(r"\b(?:meaning|definition) of (?P<term>[^?,;:]+)"),
-    re.compile(r"^(?P<term>[^?,;:]+?)\W*\b(?:meaning|definition)\W*$"),
+    re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+)"),
+    # "X meaning? like ...", not a gloss: "ill (meaning sick)"
+    re.compile(r"^(?P<term>[^?,;:]+?)\W*(?<!\()\b(?:meaning|definition)\b"),
+    # the term first, then "what does it mean" or "what's it for"
+    re.compile(r"^(?P<term>[^?,;:]+?)[\s,;:-]+wh?at(?:'s|s| is| does| do) (?:it|that|this) "
+               r"(?:mean|for)\b"),
     re.compile(r"^define (?P<term>[^?,;:]+)"),
 )
 # words around a term that are no part of it: "the word 'priceless'", "a gerund in grammar"
 LEAD = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:word|phrase|expression|term|idiom|phrasal verb|"
                   r"prefix|suffix|ending)"
                   r"\s+)?(?:(?:a|an|the)\s+)?")
-TAIL = re.compile(r"\s+(?:-\s|(?:in|when|if|used|exactly|actually|please|pls)\b).*$")
+TAIL = re.compile(r"\s+(?:-\s|(?:in|when|if|used|exactly|actually|please|pls|as a|as an|as in)\b"
+                  r"|like\s+\S).*$")
+# a word that names what kind of term it is, after it ("en suffix", "be about to mean")
+KIND_AFTER = re.compile(r"\s+(?:prefix|suffix|ending|mean|means)$")
 MAX_TERM_WORDS = 6
 MEANING = re.compile(r"\b(?:mean|means|meaning|define|definition)\b")
 # verbs by which a clause that starts with a term defines it: the answer keeps the verb
@@ -54,9 +67,11 @@ MEANING = re.compile(r"\b(?:mean|means|meaning|define|definition)\b")
 COPULA = r"(?:is|are|means|mean)"
 DEFINING = r"(?:describes|describe|tells us|tell us|refers to|refer to|expresses|express|" \
            r"shows|show|names|name|ends in|end in)"
+REMARK = r"(?:\s*\([^()\n]*\))?"  # a remark in brackets after the term: "towards (US: toward)"
 # a line's start (after a list mark or not) or a sentence's
 CLAUSE_START = r"(?:^[ \t]*(?:[-*\d.)]+[ \t]+)?|(?<=[.:;!?])\s+)"
 CLAUSE_END = re.compile(r"[:;\n]|\.(?:\s|$)")
+LIST_END = re.compile(r"[:;,\n]|\.(?:\s|$)")  # a definition in a list of them ends at a comma
 # quotes around a term, not an apostrophe inside a word ("mustn't")
 QUOTES = re.compile(r"[\"*]|(?<![a-z])'|'(?![a-z])")
 
@@ -71,7 +86,10 @@ def asked_term(question: str) -> str | None:
         found = ask.search(q)
         if found:
             term = TAIL.sub("", LEAD.sub("", found.group("term").strip(" -")))
-            if len(term.split()) <= MAX_TERM_WORDS and set(term.split()) - STOPWORDS:
+            if len(term.split()) > MAX_TERM_WORDS:  # kind word and all: "... the verb mean"
+                continue
+            term = KIND_AFTER.sub("", term)
+            if set(term.split()) - STOPWORDS:
                 return term
     return None
 
@@ -99,11 +117,6 @@ def _term(term: str) -> str:
     return r"(?:(?:a|an|the)\s+)?" + r"(?:\s+\([^()\n]*\))?\s+".join(words)
 
 
-def _clause(text: str) -> str:
-    """Text up to the end of its clause (a colon, a semicolon, a full stop, the line's end)."""
-    return CLAUSE_END.split(text, maxsplit=1)[0].strip()
-
-
 def defining_words(window: str, term: str, headers: dict[str, str] | None = None) -> str | None:
     """The words `window` defines `term` with, in one of the shapes the module's docstring
     lists, as the window writes them; None if it defines it in none. A table row's definition
@@ -112,21 +125,23 @@ def defining_words(window: str, term: str, headers: dict[str, str] | None = None
     Example: defining_words("- A gerund is the -ing form used as a noun: Reading relaxes me.",
         "gerund") -> "the -ing form used as a noun" """
     t = _term(term)
-    shapes = (
-        (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
-        (rf"{CLAUSE_START}{t}\s+(?P<def>{DEFINING}\s+.+)", re.IGNORECASE | re.MULTILINE),
-        (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", re.IGNORECASE | re.MULTILINE),
+    shapes = (  # (pattern, where its definition ends)
+        (rf"{CLAUSE_START}{t}\s+(?:is|are)\s+(?:also\s+)?an?\s+[a-z]+\s+meaning\s+(?P<def>.+)",
+         CLAUSE_END),  # "loose is an adjective meaning ..."
+        (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", CLAUSE_END),
+        (rf"{CLAUSE_START}{t}{REMARK}\s+(?P<def>{DEFINING}\s+.+)", CLAUSE_END),
+        (rf"{CLAUSE_START}{t}{REMARK}\s*=\s*(?P<def>.+)", LIST_END),  # "a = b, c = d"
+        (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", CLAUSE_END),
         (ROW, None),
-        (rf"(?:^|[\s/,;])(?:{t})\s+\((?P<def>[^()\n]+)\)", re.IGNORECASE | re.MULTILINE),
-        (rf"(?:^|[.:;]\s+|^[ \t]*[-*][ \t]+)(?P<def>[^.:;()\n]+?)\s*\({t}\)",
-         re.IGNORECASE | re.MULTILINE),
+        (rf"(?:^|[\s/,;])(?:{t})\s+\((?P<def>[^()\n]+)\)", CLAUSE_END),
+        (rf"(?:^|[.:;]\s+|^[ \t]*[-*][ \t]+)(?P<def>[^.:;()\n]+?)\s*\({t}\)", CLAUSE_END),
     )
-    for pattern, flags in shapes:
+    for pattern, end in shapes:
         if pattern is ROW:
             words = _row_definition(window, t, headers or {})
         else:
-            found = re.search(pattern, window, flags)
-            words = _clause(found.group("def")).strip(" |") if found else None
+            found = re.search(pattern, window, re.IGNORECASE | re.MULTILINE)
+            words = end.split(found.group("def"), maxsplit=1)[0].strip(' |"') if found else None
         if words:
             return words
     return None
@@ -144,7 +159,8 @@ def _row_definition(window: str, t: str, headers: dict[str, str]) -> str | None:
         if not line.strip().startswith("|"):
             continue
         cells = [c.replace("*", "").strip() for c in line.strip().split("|")[1:-1]]
-        if len(cells) < 2 or not re.fullmatch(rf"-?{t}-?", cells[0], re.IGNORECASE):
+        keys = [k.strip() for k in cells[0].split("/")] if cells else []  # "-able / -ible"
+        if len(cells) < 2 or not any(re.fullmatch(rf"-?{t}-?", k, re.IGNORECASE) for k in keys):
             continue
         names = [column_names(n) for n in table_cells(headers.get(line.strip(), ""))]
         meaning = [j for j, ns in enumerate(names) if "meaning" in ns and len(names) == len(cells)]
