@@ -10,7 +10,8 @@ windows, the words the KB defines that term with, in the few shapes the KB write
   - a clause that calls the term a word class "meaning" something: "loose is an adjective
     meaning "not tight"" -> "not tight";
   - the term, an equals sign and its gloss, in a list of them: "lately = recently", "put off =
-    postpone, find out = discover" -> "postpone" (a remark in brackets may follow the term);
+    postpone, find out = discover" -> "postpone" (the first item; a remark in brackets may
+    follow the term);
   - the term and a colon at a line's start: "- Perfect: the action before ..." (also with a
     pattern between: "be about to + base form: something will happen very soon: ...");
   - the term's table row, the term its first cell: "| must have done | I'm sure it happened |",
@@ -117,6 +118,9 @@ def _term(term: str) -> str:
     return r"(?:(?:a|an|the)\s+)?" + r"(?:\s+\([^()\n]*\))?\s+".join(words)
 
 
+ROW = "row"  # the table-row shape of `defining_words`, read cell by cell (_row_definition)
+
+
 def defining_words(window: str, term: str, headers: dict[str, str] | None = None) -> str | None:
     """The words `window` defines `term` with, in one of the shapes the module's docstring
     lists, as the window writes them; None if it defines it in none. A table row's definition
@@ -127,10 +131,10 @@ def defining_words(window: str, term: str, headers: dict[str, str] | None = None
     t = _term(term)
     shapes = (  # (pattern, where its definition ends)
         (rf"{CLAUSE_START}{t}\s+(?:is|are)\s+(?:also\s+)?an?\s+[a-z]+\s+meaning\s+(?P<def>.+)",
-         CLAUSE_END),  # "loose is an adjective meaning ..."
+         CLAUSE_END),  # before the copula's: "loose is an adjective meaning ..." -> not "an adj..."
         (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", CLAUSE_END),
         (rf"{CLAUSE_START}{t}{REMARK}\s+(?P<def>{DEFINING}\s+.+)", CLAUSE_END),
-        (rf"{CLAUSE_START}{t}{REMARK}\s*=\s*(?P<def>.+)", LIST_END),  # "a = b, c = d"
+        (rf"{CLAUSE_START}{t}{REMARK}\s*=\s*(?P<def>.+)", LIST_END),  # "a = b, c = d": "b"
         (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", CLAUSE_END),
         (ROW, None),
         (rf"(?:^|[\s/,;])(?:{t})\s+\((?P<def>[^()\n]+)\)", CLAUSE_END),
@@ -145,9 +149,6 @@ def defining_words(window: str, term: str, headers: dict[str, str] | None = None
         if words:
             return words
     return None
-
-
-ROW = "row"  # the table-row shape of `defining_words`, read cell by cell
 
 
 def _row_definition(window: str, t: str, headers: dict[str, str]) -> str | None:
