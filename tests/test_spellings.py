@@ -93,6 +93,16 @@ def test_after_have_a_pronoun_or_an_adverb_the_participle():
     assert unregular(rows + ["I chose it."], "i choosed one, is it right?")[1] == "chose"
 
 
+def test_after_a_passive_the_participle_and_a_key_that_ends_in_s():
+    rows = ["| choose | chose | chosen |"]
+    assert unregular(rows, "it was choosed by vote, right?") == (0, "chosen", "choosed")
+    assert unregular(rows, "we got choosed first, right?") == (0, "chosen", "choosed")
+    # "is" asks the verdict as often as it makes a passive: the past, as with no auxiliary
+    assert unregular(rows, "she choosed red, is choosed right?") == (0, "chose", "choosed")
+    # a key ending in -s is its word's stem itself ("thesis": stem "thesi")
+    assert unregular(["| thesis | theses |"], "two thesises, ok?") == (0, "theses", "thesises")
+
+
 @given(st.integers(0, 10_000))
 def test_a_misspelling_is_answered_where_the_model_abstains(shipped_tok, seed):
     r = abstaining_read(shipped_tok, seed, "is 'swiming' right?", SWIM)

@@ -37,6 +37,9 @@ from minirag.verb_groups import (
 
 # a contraction: a learner who types "didnt" drops the apostrophe by habit, it is not the mistake
 CONTRACTION = re.compile(r"\w'(?:t|ve|re|ll|d|m)$")
+# a form of be or get before a verb: a passive, which wants the participle ("got beated"); not
+# "is" or "are", which also ask a verdict ("is throwed correct?")
+PASSIVE = re.compile(r"was|were|be|been|being|get|gets|got|gotten|getting")
 MIN_LETTERS = 4  # a shorter word is too often another word one letter away
 MIN_EDITED = 5  # one edit apart: both words this long at least
 ENDINGS = (("ies", "s"), ("es", "s"), ("s", "s"), ("ed", "ed"), ("ing", "ing"), ("est", "est"),
@@ -107,7 +110,9 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
     word a window's table row lists a regular ending instead of the row's own form: "childs"
     beside `| child | children |` (a two-cell row: its plural), "teached" beside `| teach |
     taught | taught |` (a verb's row: its past, or its participle after a form of *have*,
-    "have you teached" too).
+    "have you teached" too, or of a passive's *be* or *get*, "was teached", "got beated"; not
+    after "is" or "are", which ask the verdict as often: "is teached right?"). A key that ends
+    in -s is its own stem ("crisises" beside `| crisis | crises |`).
     None when no row's key is the word's stem, the word is one of the row's cells, or the rows
     name two forms.
     Example: unregular(["| teach | taught | taught |"], "she teached us, right?") ->
@@ -122,11 +127,12 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
             key = row[0].lower()
             for i, word in enumerate(words):
                 end = ending(word)
-                if word in held or word == key or stem(word) != stem(key) or \
+                if word in held or word == key or stem(word) not in (stem(key), key) or \
                         (end, len(row)) not in (("s", 2), ("ed", 3)):
                     continue
                 aux = auxiliary_at(words, i)  # "have you choosed": the participle
-                after_have = aux >= 0 and ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
+                after_have = aux >= 0 and (ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
+                                           or PASSIVE.fullmatch(words[aux]) is not None)
                 form = row[1] if end == "s" else row[2 if after_have else 1]
                 found.setdefault(form.lower(), (n, form, word))
     return only_one(found)
