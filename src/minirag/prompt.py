@@ -123,8 +123,9 @@ def looked_up(query: str) -> set[str]:
 
 def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
                 shown: frozenset[str] = frozenset(), header: str = "",
-                key_stopwords: bool = True) -> str:
-    """The lines or sentences of `text` that answer `query` best, fitted to `max_tokens`.
+                key_stopwords: bool = True, ranked: tuple | None = None) -> str:
+    """The lines or sentences of `text` that answer `query` best, fitted to `max_tokens`
+    (`ranked`: `ranked_units` of these same arguments, when the caller has it already).
 
     Units are ranked by the weight of the query words they hold (query_weights); a table row
     that holds one also holds its table's header words (`header`: the header of a table the
@@ -139,7 +140,8 @@ def best_window(query: str, text: str, max_tokens: int, tokenizer, weight,
     table: then, with `key_stopwords`, the row it keys counts as holding it and the header's
     words (without, no window shows the *be*, *do* or pronoun rows to such a question).
     """
-    cands, scores, order, w8 = ranked_units(query, text, weight, shown, header, key_stopwords)
+    cands, scores, order, w8 = ranked or ranked_units(query, text, weight, shown, header,
+                                                      key_stopwords)
     ids = tokenizer.encode(cands[order[0]])
     if len(ids) > max_tokens:
         return _cut(cands[order[0]], ids, max_tokens, tokenizer, w8)
@@ -260,21 +262,27 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     per_chunk = room // max(1, min(len(chunks), len(MARKERS))) - 2  # 2: <|ctx|> + marker
     weight = idf or _local_idf([c.text for c in chunks])
     shares = [per_chunk] * len(chunks)
+    # each chunk's units ranked once, with nothing shown yet: for its want, its row's need and,
+    # unless an earlier window showed one of its units, its window
+    ranked = [ranked_units(query, c.text, weight, frozenset(), c.metadata.get("table_header", ""),
+                           key_stopwords) for c in chunks] \
+        if (fair_shares or whole_rows) and 1 < len(chunks) <= len(MARKERS) else [None] * len(chunks)
     if fair_shares and 1 < len(chunks) <= len(MARKERS):
         wants = [max(MIN_WINDOW, fit_tokens(best_window(
             query, c.text, room, tokenizer, weight, frozenset(), c.metadata.get("table_header", ""),
-            key_stopwords), tokenizer)) for c in chunks]  # what each would show, given all the room
+            key_stopwords, r), tokenizer)) for c, r in zip(chunks, ranked)]  # given all the room
         shares = water_fill(wants, max(0, room - 2 * len(chunks)))
     if whole_rows and 1 < len(chunks) <= len(MARKERS):
-        needs = [row_need(query, c, tokenizer, weight, key_stopwords) for c in chunks]
+        needs = [row_need(r, c, tokenizer) for c, r in zip(chunks, ranked)]
         shares = lent(shares, needs, LEND_FLOOR)
-    for c, share in zip(chunks, shares):
+    for c, share, r in zip(chunks, shares, ranked):
         allowance = min(share, room - 2)
         if len(shown) == len(MARKERS) or allowance < MIN_WINDOW:
             dropped.append(c.id)
             continue
+        reuse = r if r is not None and not set(r[0]) & set(seen) else None
         text = best_window(query, c.text, allowance, tokenizer, weight, frozenset(seen),
-                           c.metadata.get("table_header", ""), key_stopwords)
+                           c.metadata.get("table_header", ""), key_stopwords, reuse)
         seen += text.split("\n")
         rows = row_headers(c.text, c.metadata.get("table_header", ""))
         headers.update({u: rows[u] for u in text.split("\n") if u in rows})
@@ -287,14 +295,13 @@ def build_prompt(query: str, chunks: list[Chunk], template: Template = DEFAULT_T
     return Prompt(tokenizer.decode(ids), ids, citations, dropped, headers, " ".join(query.split()))
 
 
-def row_need(query: str, chunk: Chunk, tokenizer, weight, key_stopwords: bool = True) -> int:
-    """The tokens of `chunk`'s best unit for `query` (ranked_units) when it is a table row
+def row_need(ranked: tuple, chunk: Chunk, tokenizer) -> int:
+    """The tokens of `chunk`'s best unit (`ranked`: its ranked_units) when it is a table row
     under a header, else 0: what a share must be to show that row whole."""
-    header = chunk.metadata.get("table_header", "")
-    cands, _, order, _ = ranked_units(query, chunk.text, weight, frozenset(), header,
-                                      key_stopwords)
+    cands, _, order, _ = ranked
     best = cands[order[0]]
-    return len(tokenizer.encode(best)) if best in row_headers(chunk.text, header) else 0
+    rows = row_headers(chunk.text, chunk.metadata.get("table_header", ""))
+    return len(tokenizer.encode(best)) if best in rows else 0
 
 
 def lent(shares: list[int], needs: list[int], floor: int) -> list[int]:
