@@ -1,18 +1,20 @@
 """The option the KB decides: the options read off a question's "or", each shape of support
 on hand-built windows (a window with one option, a line with one, an option struck out, one
-option inside the other), the questions that choose nothing, and, whatever the reader's
+option inside the other, a form the windows never write), the questions that choose nothing,
+the edit distance against a recursive oracle, and, whatever the reader's
 weights, a choice the windows decide is answered where the model abstains or names neither
 option."""
 
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.choices import chosen_option, names_either, options
+from minirag.choices import chosen_option, edits, names_either, one_thing, options, written_form
 from minirag.prompt import build_prompt
 from minirag.reader_inputs import WORD, holds_run
 from tests.fakes import make_chunk, tiny_reader
@@ -75,6 +77,54 @@ def test_the_options_of_a_question(windows, question, opts):
 ])
 def test_the_option_a_window_supports(windows, question, chosen):
     assert chosen_option(windows, question) == chosen
+
+
+@pytest.mark.parametrize("windows, question, chosen", [
+    # two forms of one word, no situation shared: the form the windows write
+    (["| ox | oxen |"], "oxes or oxen, a farmer owns two", (0, "oxen", "oxes")),
+    (["Before a consonant sound: a university, a one-way street."], "an university or a university",
+     (0, "a university", "an university")),
+    (["| goose | geese |", "| im- | not | Impossible, impolite |"], "unpossible or impossible?",
+     (1, "Impossible", "unpossible")),
+    # two different words: writing one says nothing against the other
+    (["We have lived here for a week."], "since or for?", None),
+    (["It's a cat."], "its or it's?", None),  # an apostrophe sets two words apart
+    (["Between you and me."], "me or i?", None),  # nothing shared: two words
+    # both forms written, or the only one written is struck out: nothing settled
+    (["| ox | oxen |", "Oxes is not a word."], "oxes or oxen", None),
+    (["~~oxes~~ is wrong"], "oxes or oxen", None),
+])
+def test_a_form_the_windows_never_write_loses(windows, question, chosen):
+    assert chosen_option(windows, question) == chosen
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("oxes", "oxen", True), ("an university", "a university", True), ("has", "have", True),
+    ("unpossible", "impossible", True), ("since", "for", False), ("i", "me", False),
+    ("its", "it's", False), ("will", "going to", False),
+])
+def test_two_forms_of_one_thing(a, b, same):
+    assert one_thing(a, b) is same and one_thing(b, a) is same
+
+
+def test_the_written_form_is_the_windows_own_text():
+    assert written_form(["Two OXEN pulled it."], (["oxes"], ["oxen"])) == (0, "OXEN", "oxes")
+    assert written_form(["nothing"], (["oxes"], ["oxen"])) is None
+
+
+@cache
+def _levenshtein(a: str, b: str) -> int:  # the definition, recursively: the oracle
+    if not a or not b:
+        return len(a) + len(b)
+    return min(_levenshtein(a[1:], b) + 1, _levenshtein(a, b[1:]) + 1,
+               _levenshtein(a[1:], b[1:]) + (a[0] != b[0]))
+
+
+@given(st.text("abcx'", max_size=7), st.text("abcx'", max_size=7))
+def test_edits_is_the_levenshtein_distance(a, b):
+    d = edits(a, b)
+    assert d == _levenshtein(a, b) == edits(b, a)
+    assert abs(len(a) - len(b)) <= d <= max(len(a), len(b)) and (d == 0) == (a == b)
 
 
 def test_an_answer_names_an_option_by_the_words_that_set_it_apart():

@@ -6,14 +6,18 @@ side's first words that a window holds), and the question's other content words 
 situation it asks about ("plural nouns"). A window that holds one option only supports it with
 the words it shares with that situation; a window that holds both, line by line; a window that
 strikes an option out (~~payed~~) and keeps the other supports the one kept. The option with
-support, more than the other's, is the answer, as the window writes it. A fill-in chooses
+support, more than the other's, is the answer, as the window writes it. With neither ahead,
+two forms of one word ("oxes or oxen?", `written_form`) are settled by which one the windows
+write: the KB never writes the wrong one outside a strike-out. A fill-in chooses
 too when its bracket offers two alternatives ("there is ___ time left (little / a little)"),
 or a clause of their own ("..., for or during?"): they are the options, the sentence around
 the gap the situation. The reader uses it where
 its model would abstain or answers with neither option (reader.py).
 What it leaves out: meaning beyond shared words (a learner's "gave up my old job" never
 matches the KB's "end an activity"); a choice of three; a window that names one option with
-no word of the situation ("since or for?" beside "for a week" alone chooses nothing).
+no word of the situation ("since or for?" beside "for a week" alone chooses nothing: two
+different words, each right somewhere). Two right forms of which the windows write one only
+("did you use to or used to?" beside "I used to swim") fool `written_form`.
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -129,8 +133,54 @@ def chosen_option(windows: list[str], question: str) -> tuple[int, str, str] | N
     best = max((0, 1), key=lambda i: support[i][0])
     (score, n, line), other = support[best], support[1 - best][0]
     if score < 1 or score <= other:
-        return None
+        return written_form(windows, opts)
     return n, _as_written(line, opts[best]), " ".join(opts[1 - best])
+
+
+def written_form(windows: list[str], opts: tuple[list[str], list[str]]
+                 ) -> tuple[int, str, str] | None:
+    """(window index, the option as it writes it, the other option) for two options that are
+    forms of one thing (`one_thing`) of which the windows write one only, outside any strike-out:
+    the KB writes English as it should be written, so the form it never writes loses ("oxes or
+    oxen?" beside `| ox | oxen |`). None for two different words ("since or for?": a window
+    that writes one of them says nothing against the other) or when both or neither are written.
+    Example: written_form(["| ox | oxen |"], (["oxes"], ["oxen"])) -> (0, "oxen", "oxes")"""
+    if not one_thing(*(" ".join(o) for o in opts)):
+        return None
+    written: list[list[tuple[int, str]]] = [[], []]  # per option: (window, its unstruck text)
+    for n, window in enumerate(windows):
+        text = "".join(" " if m else ch for ch, m in zip(window, struck_out(list(window))))
+        for i, has in enumerate(_holds(text, opts)):
+            if has:
+                written[i].append((n, text))
+    if bool(written[0]) == bool(written[1]):
+        return None
+    i = 0 if written[0] else 1
+    n, text = written[i][0]
+    return n, _as_written(text, opts[i]), " ".join(opts[1 - i])
+
+
+def one_thing(a: str, b: str) -> bool:
+    """Are options `a` and `b` two forms of one word or phrase: at most max(2, a third of the
+    longer's letters) edits apart, fewer edits than the shorter has letters ("i" and "me" are
+    two words), and not the same letters but for an apostrophe ("its" and "it's" are two words)?
+    Example: one_thing("an university", "a university") -> True; one_thing("for", "since")
+        -> False"""
+    d = edits(a, b)
+    return (d <= max(2, max(len(a), len(b)) // 3) and d < min(len(a), len(b))
+            and a.replace("'", "") != b.replace("'", ""))
+
+
+def edits(a: str, b: str) -> int:
+    """The Levenshtein distance: the fewest insertions, deletions and substitutions of one
+    character that turn `a` into `b`, by dynamic programming over `b`, one row per letter of `a`.
+    Example: edits("oxes", "oxen") -> 1; edits("unpossible", "impossible") -> 2"""
+    row = list(range(len(b) + 1))  # row[j]: edits from a[:i] to b[:j]
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
 
 
 def _holds(text: str, opts: tuple[list[str], list[str]]) -> tuple[bool, bool]:
