@@ -53,7 +53,12 @@ def test_correction_core_drops_bullets_lead_ins_and_remarks(cell, core):
 
 @pytest.mark.parametrize("question, asks", [
     ("is 'he swimmed' right?", True), ("can i say he swimmed", True),
-    ("swimmed or swam?", True), ("what is the past of swim", False)])
+    ("swimmed or swam?", True), ("what is the past of swim", False),
+    # other ways to ask: a teacher's mark, a doubt, a spelling, "is X a word", "should X be"
+    ("my teacher circled 'he swimmed'", True), ("he swimmed, sounds odd", True),
+    ("how do i spell swimming", True), ("is swimmed even a word", True),
+    ("what should swimmed be", True), ("he swimmed??", True),
+    ("give me a word for swim", False), ("is there a word for a short swim?", False)])
 def test_asks_verdict(question, asks):
     assert asks_verdict(question) is asks
 

@@ -3,7 +3,8 @@
 What it is: the KB strikes a learner's mistake through and shows its correction, after an arrow
 ("~~I have went.~~ → I have gone.") or before a "(not ...)" ("I've known her for years. (not
 ~~I've been knowing her~~)"). `corrections` reads those pairs out of a prompt's window. For a
-question that asks whether its words are right (VERDICT_WORDS, "can I say", or two options):
+question that asks whether its words are right (VERDICT_WORDS, VERDICT_CUES, VERDICT_PHRASES,
+"can I say", or two options):
 `correcting_cell` finds the cell that corrects a mistake the question quotes, which the reader
 answers whole, before its model; `analogous_fix`, for the same mistake made in the learner's
 own words ("we go always to the park" beside "~~I go always to the gym~~ → I always go to the
@@ -26,6 +27,15 @@ from minirag.reader_inputs import WORD, holds_run, offers_choice
 # Words by which a question asks whether its own words are right: the answer to "is 'more
 # taller' correct" is "taller", the question's words minus the wrong one
 VERDICT_WORDS = frozenset({"correct", "right", "wrong", "ok", "okay", "mistake", "error", "fix"})
+# and words that ask it in other ways, but are never an answer: a teacher's marks ("my teacher
+# circled it"), a doubt ("sounds odd"), the spelling or grammar asked for, a typo of "correct"
+VERDICT_CUES = frozenset(
+    "grammatical ungrammatical grammar grammer spelling spell spelt spelled properly proper "
+    "instead circled underlined crossed odd weird corect correctly incorrect wrongly mistakes "
+    "errors typo".split())
+# or phrases: "is putted even a word", "a real word", "what should it be", "holded??"
+VERDICT_PHRASES = re.compile(r"\b(?:real|proper|english) word\b|\bis (?!there\b)[\w']+(?: even|"
+                             r" really| actually)? an? word\b|\bshould (?:it|[\w']+) be\b|\?\?")
 # "~~wrong~~ → right" (to the line's end or the next struck text) and "right (not ~~wrong~~"
 AFTER_ARROW = re.compile(r"~~([^~\n]+)~~[ \t]*→[ \t]*([^~\n]+)")
 BEFORE_NOT = re.compile(r"^([^\n]*?)[ \t]*\(not ~~([^~\n]+)~~")
@@ -74,9 +84,10 @@ def bare_words(text: str) -> list[str]:
 
 
 def asks_verdict(question: str) -> bool:
-    """Does the question ask whether words are right ("... correct?", "can i say ...") or
-    which of two is?"""
-    return bool(set(bare_words(question)) & (VERDICT_WORDS | {"say"})) or offers_choice(question)
+    """Does the question ask whether words are right ("... correct?", "can i say ...", "my
+    teacher circled it", "is holded a word?"), or which of two is?"""
+    return bool(set(bare_words(question)) & (VERDICT_WORDS | VERDICT_CUES | {"say"})) \
+        or bool(VERDICT_PHRASES.search(question.lower())) or offers_choice(question)
 
 
 def correcting_cell(cells: list[str], windows: list[str], question: str
