@@ -51,7 +51,15 @@ def test_the_forms_of_a_cue_from_arrows_and_headed_rows():
     ([HOT], {}, "spain is ___ (hot) than england", (0, "hotter", "hot")),
     (["x", HOT], {}, "the ___ (big) house", (1, "biggest", "big")),
     ([MOUSE], {MOUSE: PLURALS}, "two ___ (mouse) ran away", (0, "mice", "mouse")),
-    ([HOT], {}, "a ___ (hot) day", None),  # no kind asked
+    ([HOT], {}, "a ___ (hot) day", None),  # no kind asked, two forms shown
+    # no kind asked, one form shown of a cue that is no verb: that form
+    ([MOUSE], {MOUSE: PLURALS}, "there are ___ (mouse) in here", (0, "mice", "mouse")),
+    (["x", "gentle → gently"], {}, "she smiled ___ (gentle)", (1, "gently", "gentle")),
+    # ... but a verb's one form needs the sentence: "was built", not "built"
+    (["| build | built | built |"],
+     {"| build | built | built |": "| Base | Past simple | Participle |"},
+     "this castle ___ (build) in 1400", None),
+    (["clean → cleaned"], {}, "the room ___ (clean) right now", None),
     ([HOT], {}, "the ___ (cold) day", None),  # no form of the cue shown
     ([HOT, "hot → more hot"], {}, "it is ___ (hot) than ever", None),  # two comparatives
     ([HOT], {}, "the ___ (hot) and (big) day", None),  # two cues

@@ -9,11 +9,13 @@ than mine" the comparative, "the ___ (tall) tree in the park" the superlative, "
 it, with the kind its change has (`forms.form_kind`), and each cell of its table row, with the
 kinds its column's header names (`forms.FORM_NAMES`: "Comparative", "Plural"; a "Past simple"
 column and a regular -ed arrow give the past). `asked_form` answers with the one form of the
-kind asked. The reader uses it where its model abstains or answers the cue or another of its
-forms (reader.py).
-What it leaves out: a kind the sentence says some other way ("much ___ (good)" with no "than",
-"there are ___ (mouse)"), a past of more words than one ("had left", "was built": a group a
-window writes is `verb_groups.filled_gap`'s) and a form no window gives.
+kind asked; where the sentence names no kind ("there are ___ (mouse)", "she smiled ___
+(gentle)"), with the cue's one form if the windows give one only and the cue is no verb. The
+reader uses it where its model abstains or answers the cue or another of its forms (reader.py).
+What it leaves out: a kind the sentence says some other way when the windows give two forms
+("much ___ (good)" with no "than", beside good → better → best), a verb's form the sentence
+names no kind of ("was built", "will be working": a group a window writes is
+`verb_groups.filled_gap`'s), and a form no window gives.
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -30,6 +32,7 @@ from minirag.verb_groups import cue_of, only_one, unstruck
 PLURAL_WORDS = frozenset("two three four five six seven eight nine ten eleven twelve twenty "
                          "hundred several many few these those both various".split())
 BRACKET = re.compile(r"^\s*\([^)]*\)")  # the cue's brackets, right after the gap
+VERB_KINDS = frozenset({"ed", "past", "ing"})  # a cue with a form of these kinds is a verb
 # a time in the past: "yesterday", "two years ago", "last sunday", "when i was eight", "in 2019"
 PAST_TIME = re.compile(r"\b(?:yesterday|ago|last (?:night|week|month|year|weekend|time|summer|"
                        r"winter|spring|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
@@ -86,15 +89,20 @@ def cue_forms(windows: list[str], headers: dict[str, str], cue: str
 def asked_form(windows: list[str], headers: dict[str, str], question: str
                ) -> tuple[int, str, str] | None:
     """(window index, the cue's form of the kind the sentence asks, the cue) for a fill-in
-    whose windows give one such form; None for no kind asked, no form or two.
+    whose windows give one such form; where the sentence asks no kind, the one form the windows
+    give of a cue that is no verb ("there are ___ (mouse)" beside `| mouse | mice |`); None for
+    no form or two.
     Example: asked_form(["big → bigger → biggest"], {}, "the ___ (big) house in town") ->
         (0, "biggest", "big")"""
     cue, kind = cue_of(question), asked_kind(question)
-    if cue is None or kind is None:
+    if cue is None:
         return None
+    forms = cue_forms(windows, headers, cue)
+    if kind is None and any(kinds & VERB_KINDS for _, _, kinds in forms):
+        return None  # a verb's form needs the sentence's reading: "was built", "will be working"
     found: dict[str, tuple[int, str, str]] = {}
-    for n, form, kinds in cue_forms(windows, headers, cue):
-        if kind in kinds:
+    for n, form, kinds in forms:
+        if kind is None or kind in kinds:  # no kind asked: a noun's or adjective's one form
             found.setdefault(form.lower(), (n, form, cue))
     return only_one(found)
 
