@@ -48,6 +48,12 @@ from tests.fakes import abstaining_read, make_chunk, tiny_reader
     ("what's 'be able to' mean", "be able to"),
     ("ill (meaning sick) - its comparative?", None),  # a gloss asks no meaning
     ("what's the simple past form of the verb mean?", None),  # a form of "mean", 7 words
+    ("whats the prefix il for, eg illegal", "il"),  # what X is for
+    ("what is a gerund used for", "gerund"),
+    ("principle, with -ple at the end, what does it mean?", "principle"),  # a remark between
+    ('he said "i\'m beat" after work. what does that mean', "i'm beat"),  # the one quote
+    ("she says 'not many'. what does that mean", "not many"),
+    ("my friend says -less means 'a lot', what does it mean", None),  # a quoted gloss, no term
 ])
 def test_the_term_a_question_asks_the_meaning_of(question, term):
     assert asked_term(question) == term
@@ -79,6 +85,8 @@ def test_the_term_a_question_asks_the_meaning_of(question, term):
     ("towards (US: toward) = in the direction of, not there yet", "towards",
      "in the direction of"),  # a remark in brackets; a list of them ends at a comma
     ('- loose is an adjective meaning "not tight": loose shoes.', "loose", "not tight"),
+    ('- loose /luːs/ is an adjective meaning "not tight".', "loose", "not tight"),  # sounds
+    ("You may hear I'm beat (= very tired) at work.", "i'm beat", "very tired"),  # "=" goes
     ("Each other (or one another) shows a two-way action.", "each other",
      "shows a two-way action"),
     ("- loose (not tight) / lose (misplace).", "lose", "misplace"),  # a gloss in brackets

@@ -2,13 +2,15 @@
 
 What it is: `asked_term` reads the term a question asks the meaning of ("whats a bare
 infinitive", "what does used to mean", "priceless meaning", "give up - meaning pls", "dis as a
-prefix, what does it mean"); `defining_words` finds, in a prompt's
-windows, the words the KB defines that term with, in the few shapes the KB writes definitions:
+prefix, what does it mean", "whats the prefix il for", "principle, with -ple at the end, what
+does it mean", or the one phrase a "what does that mean" quotes); `defining_words` finds, in
+a prompt's windows, the words the KB defines that term with, in the few shapes the KB writes
+definitions:
   - a clause that starts with the term and a defining verb: "A gerund is the -ing form used as
     a noun: ..." -> "the -ing form used as a noun"; "A stative verb describes a situation ..."
     -> "describes a situation ...";
-  - a clause that calls the term a word class "meaning" something: "loose is an adjective
-    meaning "not tight"" -> "not tight";
+  - a clause that calls the term a word class "meaning" something: "loose /luːs/ is an
+    adjective meaning "not tight"" -> "not tight" (its sounds may follow the term);
   - the term, an equals sign and its gloss, in a list of them: "lately = recently", "put off =
     postpone, find out = discover" -> "postpone" (the first item; a remark in brackets may
     follow the term);
@@ -18,7 +20,7 @@ windows, the words the KB defines that term with, in the few shapes the KB write
     the whole cell under a column named "meaning" where the row's header has one ("| -ment |
     verb | an action or its result |" under "| Suffix | Added to | Meaning | Examples |"); an
     affix asked without its hyphen or after "the prefix" keys it all the same;
-  - the term and a gloss in brackets: "stationery (paper, pens)";
+  - the term and a gloss in brackets: "stationery (paper, pens)", "I'm beat (= very tired)";
   - a clause that names the term in brackets at its end: "Do not join two complete sentences
     with only a comma (a comma splice)".
 The reader answers with them before its model (reader.py): the span reader, trained mostly on
@@ -44,11 +46,16 @@ ASKS = (
     re.compile(r"\bwh?at (?:does|do|did) it mean to (?P<term>[^?,;:]+)"),  # "... to call off"
     re.compile(r"\bwh?at (?:does|do|did) (?P<term>.+?) (?:actually |really |exactly )?mean\b"),
     re.compile(r"\b(?:meaning|definition) of (?P<term>[^?,;:]+)"),
+    re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+?) (?:used )?"
+               r"for\s*(?:[?,;:.]|$)"),  # "whats the prefix il for, eg ...": what it is for
     re.compile(r"^(?:so |and |ok )?wh?at(?:'s|s| is| are) (?P<term>[^?,;:]+)"),
     # "X meaning? like ...", not a gloss: "ill (meaning sick)"
     re.compile(r"^(?P<term>[^?,;:]+?)\W*(?<!\()\b(?:meaning|definition)\b"),
     # the term first, then "what does it mean" or "what's it for"
     re.compile(r"^(?P<term>[^?,;:]+?)[\s,;:-]+wh?at(?:'s|s| is| does| do) (?:it|that|this) "
+               r"(?:mean|for)\b"),
+    # ... or with a remark between: "principle, with -ple at the end, what does it mean?"
+    re.compile(r"^(?P<term>[^?,;:.]+?)[,;:]\s[^?]*\bwh?at(?:'s|s| is| does| do) (?:it|that|this) "
                r"(?:mean|for)\b"),
     re.compile(r"^define (?P<term>[^?,;:]+)"),
 )
@@ -69,20 +76,29 @@ COPULA = r"(?:is|are|means|mean)"
 DEFINING = r"(?:describes|describe|tells us|tell us|refers to|refer to|expresses|express|" \
            r"shows|show|names|name|ends in|end in)"
 REMARK = r"(?:\s*\([^()\n]*\))?"  # a remark in brackets after the term: "towards (US: toward)"
+SOUNDS = r"(?:\s*/[^/\n]{1,20}/)?"  # the term's sounds after it: "loose /luːs/ is ..."
 # a line's start (after a list mark or not) or a sentence's
 CLAUSE_START = r"(?:^[ \t]*(?:[-*\d.)]+[ \t]+)?|(?<=[.:;!?])\s+)"
 CLAUSE_END = re.compile(r"[:;\n]|\.(?:\s|$)")
 LIST_END = re.compile(r"[:;,\n]|\.(?:\s|$)")  # a definition in a list of them ends at a comma
 # quotes around a term, not an apostrophe inside a word ("mustn't")
 QUOTES = re.compile(r"[\"*]|(?<![a-z])'|'(?![a-z])")
+QUOTED = re.compile(r"\"([^\"]+)\"|(?<![a-z])'(.+?)'(?![a-z])")  # a quoted phrase
+IT_MEANS = re.compile(r"\bwh?at(?:'s|s| is| does| do) (?:it|that|this) mean\b")
+GLOSSED = re.compile(r"(?:\bmeans?|\bmeaning|=)\s*$")  # a quote after it is a gloss, no term
 
 
 def asked_term(question: str) -> str | None:
     """The term whose meaning a question asks, lowercase, without articles, quotes or a
     trailing "in grammar"; None if it asks no meaning, or the meaning of stopwords only ("so
-    what does this mean").
+    what does this mean"). To "what does it / that mean", the one phrase it quotes, if any.
     Example: asked_term("what is a 'bare infinitive' in grammar?") -> "bare infinitive" """
-    q = QUOTES.sub("", question.lower().replace("’", "'")).strip()
+    q = question.lower().replace("’", "'")
+    quoted = [m for m in QUOTED.finditer(q) if not GLOSSED.search(q[:m.start()])]
+    term = (quoted[0].group(1) or quoted[0].group(2)).strip() if len(quoted) == 1 else ""
+    if IT_MEANS.search(q) and set(term.split()) - STOPWORDS:
+        return term  # 'he said "i'm beat". what does that mean'
+    q = QUOTES.sub("", q).strip()
     for ask in ASKS:
         found = ask.search(q)
         if found:
@@ -130,9 +146,9 @@ def defining_words(window: str, term: str, headers: dict[str, str] | None = None
         "gerund") -> "the -ing form used as a noun" """
     t = _term(term)
     shapes = (  # (pattern, where its definition ends)
-        (rf"{CLAUSE_START}{t}\s+(?:is|are)\s+(?:also\s+)?an?\s+[a-z]+\s+meaning\s+(?P<def>.+)",
-         CLAUSE_END),  # before the copula's: "loose is an adjective meaning ..." -> not "an adj..."
-        (rf"{CLAUSE_START}{t}\s+{COPULA}\s+(?P<def>.+)", CLAUSE_END),
+        (rf"{CLAUSE_START}{t}{SOUNDS}\s+(?:is|are)\s+(?:also\s+)?an?\s+[a-z]+\s+meaning\s+"
+         r"(?P<def>.+)", CLAUSE_END),  # before the copula's: "loose is an adjective meaning ..."
+        (rf"{CLAUSE_START}{t}{SOUNDS}\s+{COPULA}\s+(?P<def>.+)", CLAUSE_END),
         (rf"{CLAUSE_START}{t}{REMARK}\s+(?P<def>{DEFINING}\s+.+)", CLAUSE_END),
         (rf"{CLAUSE_START}{t}{REMARK}\s*=\s*(?P<def>.+)", LIST_END),  # "a = b, c = d": "b"
         (rf"{CLAUSE_START}{t}(?:\s*\+[^:\n]*)?:\s*(?P<def>.+)", CLAUSE_END),
@@ -145,7 +161,7 @@ def defining_words(window: str, term: str, headers: dict[str, str] | None = None
             words = _row_definition(window, t, headers or {})
         else:
             found = re.search(pattern, window, re.IGNORECASE | re.MULTILINE)
-            words = end.split(found.group("def"), maxsplit=1)[0].strip(' |"') if found else None
+            words = end.split(found.group("def"), maxsplit=1)[0].strip(' |"=') if found else None
         if words:
             return words
     return None
