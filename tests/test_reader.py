@@ -22,6 +22,7 @@ from minirag.reader import (
     Skill,
     banned_forms,
     narrowed_cell,
+    of_unseen_word,
     only_echoes,
 )
 from minirag.reader_inputs import (
@@ -260,6 +261,26 @@ def test_an_answer_that_only_echoes_a_question_asking_no_form():
     assert only_echoes("the river", "across the river vs over the river?")
     assert not only_echoes("a small red", "a red small car or a small red car")  # its order
     assert not only_echoes("went", "went / gone, which is the past of go?")
+
+
+def test_a_form_of_a_word_no_window_writes():
+    rows = "| drive | drove | driven |\n| mouse | mice |"
+    assert of_unseen_word("past of strive", rows)
+    assert of_unseen_word("what's the plural of moose for my essay", rows)  # every word asked
+    assert not of_unseen_word("past of drive", rows)
+    assert not of_unseen_word("plural of mice", rows)  # a form the windows write
+    assert not of_unseen_word("past of driving", rows)  # by its stem
+    assert not of_unseen_word("what does strive mean", rows)  # no form asked
+    assert not of_unseen_word("the plural of something like a mouse", rows)  # a vague "of"
+    assert not of_unseen_word("past of the moose", rows)  # "the": nothing looked up
+
+
+@given(st.integers(0, 10_000))
+def test_whatever_the_weights_a_form_of_an_unseen_word_is_no_answer(tok, seed):
+    reader = Reader(tiny_span_reader(len(tok), seed), tok, null_margin=-1e9)  # answer if it can
+    r = reader.read(build_prompt("past of strive", [chunk("| drive | drove | driven |")],
+                                 tokenizer=tok))
+    assert r.abstained
 
 
 @given(st.integers(0, 10_000))

@@ -1,5 +1,6 @@
-"""A table read backwards (table_keys.described_key): hand-built rows and headers, the rows'
-order, and, whatever the reader's weights, the key answered where the model abstains."""
+"""A table read backwards (table_keys.described_key, given_key): hand-built rows and headers,
+the rows' order, and, whatever the reader's weights, the key answered where the model abstains
+or echoes the question."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.table_keys import described_key
+from minirag.table_keys import described_key, given_key
 from tests.fakes import abstaining_read
 
 PRONOUNS = "| Pronoun | Used for | Example |"
@@ -51,3 +52,32 @@ def test_the_key_is_answered_where_the_model_abstains(shipped_tok, seed, monkeyp
     table = PRONOUNS + "\n|---|---|---|\n" + "\n".join(ROWS)
     r = abstaining_read(shipped_tok, seed, "which pronoun means possession?", table)
     assert (r.answer, r.marker, r.keyed_by) == ("whose", "[#1]", "possession")
+
+
+VERBS = ["| seek | sought | sought |", "| tread | trod | trodden / trod |"]
+SPEECH = ["| tomorrow | the next day / the following day |", "| next week | the following week |"]
+
+
+@pytest.mark.parametrize("windows, question, key", [
+    (VERBS, "sought is the past of which verb?", (0, "seek", "sought")),
+    (VERBS, "which verb has trodden as its participle", (1, "tread", "trodden")),  # one of "/"
+    (["x", "\n".join(SPEECH)], "what did 'the following day' replace?",
+     (1, "tomorrow", "the following day")),  # a cell's words as a run, not "following" alone
+    (VERBS, "sought - is it right?", None),  # a verdict asked: the cell is the learner's
+    (VERBS, "what does sought mean", None),  # a meaning asked
+    (VERBS, "i ___ (seek) help, sought or seeked?", None),  # a gap, a choice
+    (VERBS, "what is the past of seek, sought?", None),  # the key is in the question
+    (VERBS, "sought is the past of a verb", None),  # no word asked for
+    (["| have | had | had |"], "what is the form of go after had", None),  # one auxiliary
+    (["| she | her | hers |", "| he | him | his |"], "what is her form for his", None),  # two
+    (["| seek | ~~seeked~~ sought |"], "seeked is the past of which verb?", None),  # struck
+    (["| seek | sought | sought"], "sought is the past of which verb?", None),  # a cut row
+])
+def test_the_key_of_the_row_whose_cell_a_question_gives(windows, question, key):
+    assert given_key(windows, question) == key
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_given_cells_key_is_answered_where_the_model_abstains(shipped_tok, seed):
+    r = abstaining_read(shipped_tok, seed, "sought is the past of which verb?", VERBS[0])
+    assert (r.answer, r.marker, r.keyed_by) == ("seek", "[#1]", "sought")

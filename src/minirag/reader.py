@@ -39,6 +39,7 @@ import numpy as np
 
 from minimodel.lora import LoRA, adapted_model
 from minimodel.span_reader import SpanReader
+from minirag.bm25 import tokenize
 from minirag.choices import chosen_option, names_either
 from minirag.definitions import defining_window, meaning_term, off_its_line
 from minirag.examples import listed_example
@@ -51,10 +52,11 @@ from minirag.forms import (
     foreign_forms,
     other_columns,
     other_forms,
+    stem,
 )
 from minirag.gap_forms import asked_form, misformed
 from minirag.mistakes import VERDICT_WORDS, analogous_fix, correcting_cell, correction_core
-from minirag.prompt import IDK_TEXT, Prompt
+from minirag.prompt import IDK_TEXT, STOPWORDS, Prompt
 from minirag.reader_inputs import (
     AUXILIARIES,
     WORD,
@@ -70,7 +72,7 @@ from minirag.reader_inputs import (
     windows,
 )
 from minirag.spellings import respelt, unregular
-from minirag.table_keys import described_key
+from minirag.table_keys import described_key, given_key
 from minirag.tables import cue_words, whole_row
 from minirag.verb_groups import MID_ADVERBS, cue_of, filled_gap, mended_group, part_of
 
@@ -147,6 +149,29 @@ def only_echoes(answer: str, question: str) -> bool:
             holds_run(left, said) == holds_run(right, said)
     return not (asked_kinds(question) or has_gap(question)
                 or set(asked) & (GENERIC_NAMES | VERDICT_WORDS))
+
+
+# words a form may be asked "of" that name no word of the KB: "the plural of something"
+VAGUE = re.compile(r"(?:any|every|no|some)(?:one|thing|body)")
+
+
+def of_unseen_word(question: str, shown: str) -> bool:
+    """Does a question that names a form ask it of words (a fill-in's cue, the word right after
+    "of": no stopword, none VAGUE) that `shown`, the prompt's windows, never writes, not even by
+    their stem? Then no span of the prompt can be their form: what a model points at is another
+    word's ("past of strive" beside the past of drive), and the near-miss questions show it.
+    ("for" looks a word up too, `prompt.looked_up`, but says as often what a form is for:
+    "which form for finished actions".)
+    Example: of_unseen_word("past of strive", "| drive | drove | driven |") -> True;
+        of_unseen_word("past of drive", "| drive | drove | driven |") -> False"""
+    words = tokenize(question)
+    asked = {w for w in [cue_of(question), *(b for a, b in zip(words, words[1:]) if a == "of")]
+             if w and w not in STOPWORDS and not VAGUE.fullmatch(w)}
+    if not asked or not asked_kinds(question):
+        return False
+    written = set(WORD.findall(shown.lower()))
+    stems = {stem(w) for w in written}
+    return all(w not in written and stem(w) not in stems for w in asked)
 
 
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest
@@ -256,7 +281,7 @@ class Reader:
             else self.null_margin
         meant = meaning_term(question)  # a meaning asked: read only on the term's own line
         silent = s < 0 or null + margin >= span or not answer or \
-            only_echoes(answer, question) or \
+            only_echoes(answer, question) or of_unseen_word(question, shown) or \
             (meant is not None and off_its_line(self._line(ids, segs, s, e), meant))
         said = WORD.findall(answer.lower())  # the model's answer, word by word
 
@@ -284,6 +309,9 @@ class Reader:
             spelt = unreg
         if spelt is not None:
             return by_rule(*spelt[:2], respells=spelt[2])
+        given = given_key(seen, question)  # "sought is the past of which verb?": the row's key
+        if given is not None and (silent or set(said) <= set(WORD.findall(question.lower()))):
+            return by_rule(*given[:2], keyed_by=given[2])
         if silent:  # a row the question describes, the same mistake in other words, or an
             key = described_key(seen, headers or {}, question)  # example the KB lists?
             if key is not None:
