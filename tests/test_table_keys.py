@@ -69,6 +69,15 @@ SPEECH = ["| tomorrow | the next day / the following day |", "| next week | the 
     (VERBS, "what is the past of seek, sought?", None),  # the key is in the question
     (VERBS, "sought is the past of a verb", None),  # no word asked for
     (["| have | had | had |"], "what is the form of go after had", None),  # one auxiliary
+    # an arrow is an entry too; a form's "the" may go unsaid; "where ... come from" asks
+    (["y to i: dry → drier → driest"], "driest is the superlative of which adjective",
+     (0, "dry", "driest")),
+    (["| far | farther | the farthest |"], "farthest: what's the plain adjective",
+     (0, "far", "the farthest")),
+    (VERBS, "where does sought come from", (0, "seek", "sought")),
+    (["-ue → -uly"], "what does duly come from", None),  # an ending, no key
+    # a form asked "of" a word reads forwards, whatever else the question holds
+    (["come → coming"], "what's the past of beseech? it keeps coming up", None),
     (["| she | her | hers |", "| he | him | his |"], "what is her form for his", None),  # two
     (["| seek | ~~seeked~~ sought |"], "seeked is the past of which verb?", None),  # struck
     (["| seek | sought | sought"], "sought is the past of which verb?", None),  # a cut row

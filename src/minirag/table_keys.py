@@ -12,8 +12,9 @@ its model abstains (reader.py).
 `given_key(windows, question)` reads it back from a cell the question gives whole: "sought is
 the past of which verb?" beside `| seek | sought | sought |` -> "seek", "what's the singular of
 vertebrae" -> "vertebra", "'the following week' replaces what?" -> "next week" (a cell's
-alternatives, split at "/", count one by one); no header needed, since the question asks for
-the row's entry, whatever its column is called.
+alternatives, split at "/", count one by one), and from a form an arrow gives, "where does
+driest come from?" beside "dry → drier → driest" -> "dry"; no header needed, since the
+question asks for the entry, whatever its column is called.
 What it leaves out: a row described in words none of its cells use ("the bit before happy that
 flips it" for `| un- | not | unhappy |`), a description two rows share ("bread": a slice of, a
 loaf of), a table whose header row no window shows (`described_key`), and a cell the question
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 
 from minirag.definitions import MEANING
+from minirag.forms import arrows, asked_kinds
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import (
@@ -40,7 +42,9 @@ from minirag.reader_inputs import (
 from minirag.tables import headed_rows, table_cells, whole_row
 from minirag.verb_groups import only_one, unstruck
 
-WH = re.compile(r"\bwh?at|\bwhich\b")  # "what", "whats", "wat", "which": a word is asked for
+# "what", "whats", "wat", "which", "where does it come from": a word is asked for
+WH = re.compile(r"\bwh?at|\bwhich\b|\bwhere\b[^?]*\bcome from\b")
+MIN_ARROW_KEY = 3  # an arrow's key is a word: not a spelling's ending ("-ue → -uly")
 
 
 def described_key(windows: list[str], headers: dict[str, str], question: str
@@ -67,30 +71,37 @@ def described_key(windows: list[str], headers: dict[str, str], question: str
 
 
 def given_key(windows: list[str], question: str) -> tuple[int, str, str] | None:
-    """(window index, a row's first cell, the cell the question gives) for a "what" / "which"
-    question that holds one of a whole row's later cells (or one of a cell's alternatives split
-    at "/") as a run of its words, not stopwords or one auxiliary only, and none of the row's
-    first cell; None when no row fits, two rows' first cells do, or the question has a gap,
-    offers a choice, asks a verdict or a meaning (those give a cell for other reasons).
-    Struck-out text is no cell.
+    """(window index, an entry's key, the form the question gives) for a "what" / "which" /
+    "where ... come from" question that holds one of an entry's later forms as a run of its
+    words, not stopwords or one auxiliary only, and none of its key. Entries: a whole table row
+    (its first cell the key, each later cell and each of a cell's "/" alternatives a form) and
+    an arrow ("dry → drier → driest": key "dry", 3 letters at least); a form's leading "the"
+    may go unsaid ("farthest" gives "the farthest"). None when no entry fits, two keys do, or
+    the question has a gap, offers a choice, asks a verdict or a meaning (those give a form for
+    other reasons), or asks a form "of" a word (it reads forwards: "past of beseech? ... keeps
+    coming up" gives no "come"). Struck-out text is no entry.
     Example: given_key(["| seek | sought | sought |"], "sought is the past of which verb?")
         -> (0, "seek", "sought")"""
     q = question.lower()
-    if not WH.search(q) or has_gap(question) or offers_choice(question) \
+    asked = WORD.findall(q)
+    forwards = asked_kinds(question) and any(
+        a == "of" and b not in STOPWORDS for a, b in zip(asked, asked[1:]))
+    if not WH.search(q) or forwards or has_gap(question) or offers_choice(question) \
             or asks_verdict(question) or MEANING.search(q):
         return None
-    asked = WORD.findall(q)
     found: dict[str, tuple[int, str, str]] = {}
-    rows = [(n, table_cells(line)) for n, window in enumerate(windows)
-            for line in unstruck(window).splitlines() if whole_row(line)]
-    for n, cells in rows:
-        key = WORD.findall(cells[0].lower()) if cells else []
-        if len(cells) < 2 or not key or holds_run(asked, key):
-            continue
-        for given in (alt.strip() for cell in cells[1:] for alt in cell.split("/")):
+    for n, window in enumerate(windows):
+        text = unstruck(window)
+        pairs = [(cells[0], alt.strip()) for cells in (table_cells(ln) for ln in text.splitlines()
+                                                        if whole_row(ln))
+                 for cell in cells[1:] for alt in cell.split("/")]
+        pairs += [(word, form) for word, form in arrows(text) if len(word) >= MIN_ARROW_KEY]
+        for key, given in pairs:
+            keyed = WORD.findall(key.lower())
             words = WORD.findall(given.lower())
+            words = words[1:] if words[:1] == ["the"] else words  # "the farthest"
             plain = set(words) - STOPWORDS  # one auxiliary alone is grammar the question uses
-            if (plain - AUXILIARIES or len(words) > 1 and plain) \
-                    and holds_run(asked, words):  # ("the form after had")
-                found.setdefault(cells[0].lower(), (n, cells[0], given))
+            if keyed and not holds_run(asked, keyed) and holds_run(asked, words) \
+                    and (plain - AUXILIARIES or len(words) > 1 and plain):  # ("after had")
+                found.setdefault(key.lower(), (n, key, given))
     return only_one(found)
