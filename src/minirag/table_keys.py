@@ -42,7 +42,7 @@ from minirag.reader_inputs import (
 from minirag.tables import headed_rows, table_cells, whole_row
 from minirag.verb_groups import only_one, unstruck
 
-# "what", "whats", "wat", "which", "where does it come from": a word is asked for
+# "what", "whats", "wat", "which", "where ... come from": a word is asked for
 WH = re.compile(r"\bwh?at|\bwhich\b|\bwhere\b[^?]*\bcome from\b")
 MIN_ARROW_KEY = 3  # an arrow's key is a word: not a spelling's ending ("-ue → -uly")
 
