@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.spellings import ending, misspells, one_edit, respelt, unregular
+from minirag.spellings import bases, ending, misspells, one_edit, respelt, unregular
 from tests.fakes import abstaining_read
 
 SWIM = "Double the consonant: swim → swimming, run → running."
@@ -102,6 +102,36 @@ def test_after_a_passive_the_participle_and_a_key_that_ends_in_s():
     assert unregular(rows, "she choosed red, is choosed right?") == (0, "chose", "choosed")
     # a key ending in -s is its word's stem itself ("thesis": stem "thesi")
     assert unregular(["| thesis | theses |"], "two thesises, ok?") == (0, "theses", "thesises")
+
+
+def test_a_word_read_where_the_learner_first_wrote_it():
+    rows = ["| forget | forgot | forgotten |"]  # after "have": the participle, whatever follows
+    assert unregular(rows, "i have forgetted it, is forgetted even a word?") == (
+        0, "forgotten", "forgetted")
+
+
+@pytest.mark.parametrize("windows, question, fixed", [
+    # a three-cell row keyed by the word less -er / -est: its comparative or superlative
+    (["| good (adjective) | better | the best |"], "is gooder right?", (0, "better", "gooder")),
+    (["| bad | worse | the worst |"], "the baddest film, ok?", (0, "the worst", "baddest")),
+    # an arrow from the word less its ending, of the ending's kind
+    (["f → ves: wolf → wolves, leaf → leaves"], "two wolfs, is it right?",
+     (0, "wolves", "wolfs")),
+    (["double it: thin → thinner, big → bigger"], "thiner, right?", (0, "thinner", "thiner")),
+    (["-ic → -ically: basic → basically"], "is basicly ok?", (0, "basically", "basicly")),
+    (["y → ied: reply → replied"], "she replyed, correct?", (0, "replied", "replyed")),
+    (["thin → thinner"], "thinest, right?", None),  # the arrow gives another kind
+    (["thin → thinner; thiner is rare"], "is thiner a word?", None),  # a window writes it
+    (["big → bigger"], "thiner, what is it", None),  # no verdict asked
+])
+def test_a_regular_ending_the_kb_gives_another_form(windows, question, fixed):
+    assert unregular(windows, question) == fixed
+
+
+def test_bases_are_the_words_an_ending_was_added_to():
+    assert {"bad"} <= bases("baddest", "est") and {"nice"} <= bases("nicer", "er")
+    assert {"funny"} <= bases("funnier", "er") and {"public"} <= bases("publically", "ly")
+    assert {"tattoo"} <= bases("tattooes", "s") and {"wolf"} <= bases("wolfs", "s")
 
 
 @given(st.integers(0, 10_000))

@@ -11,9 +11,10 @@ reader uses it where its model abstains (reader.py).
 What it leaves out: a wrong word that is a word ("there" for "their": it may be what the
 learner meant), a misspelling two edits away, and a wrong form whose right one shares neither
 ("childs" and "children": the table row's plural is the row lookup's).
-`unregular(windows, question)`: a word given a regular ending that a window's table row
-gives another form ("childs": `| child | children |`; "teached": `| teach | taught | taught |`)
-is answered with the row's form.
+`unregular(windows, question)`: a word given a regular ending the KB gives another form for
+is answered with that form: a table row's ("childs": `| child | children |`; "teached": `|
+teach | taught | taught |`; "gooder": `| good | better | the best |`) or an arrow's ("wolfs":
+"wolf → wolves"; "thiner": "thin → thinner"; "basicly": "basic → basically").
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import stem
+from minirag.forms import arrows, form_kind, stem
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
@@ -44,6 +45,9 @@ MIN_LETTERS = 4  # a shorter word is too often another word one letter away
 MIN_EDITED = 5  # one edit apart: both words this long at least
 ENDINGS = (("ies", "s"), ("es", "s"), ("s", "s"), ("ed", "ed"), ("ing", "ing"), ("est", "est"),
            ("er", "er"))
+# the kinds of change (forms.form_kind) an arrow gives for each regular ending a learner adds
+ENDING_KINDS = {"s": {"s", "plural"}, "ed": {"ed"}, "er": {"er"}, "est": {"est"}, "ly": {"ly"}}
+REMARK = re.compile(r"\s*\(.*\)$")  # a key's remark: "good (adjective)"
 
 
 def ending(word: str) -> str | None:
@@ -106,14 +110,21 @@ def respelt(windows: list[str], question: str) -> tuple[int, str, str] | None:
 
 
 def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
-    """(window index, the row's form, the question's word) for a verdict question that gives a
-    word a window's table row lists a regular ending instead of the row's own form: "childs"
-    beside `| child | children |` (a two-cell row: its plural), "teached" beside `| teach |
-    taught | taught |` (a verb's row: its past, or its participle after a form of *have*,
-    "have you teached" too, or of a passive's *be* or *get*, "was teached", "got beated"; not
-    after "is" or "are", which ask the verdict as often: "is teached right?"). A key that ends
-    in -s is its own stem ("crisises" beside `| crisis | crises |`).
-    None when no row's key is the word's stem, the word is one of the row's cells, or the rows
+    """(window index, the form the KB gives, the question's word) for a verdict question that
+    gives a word a regular ending the KB gives another form for, read at the word's first
+    occurrence (the learner's sentence; a later "is X even a word?" names it again):
+      - a table row keyed by the word's stem: "childs" beside `| child | children |` (a two-cell
+        row: its plural), "teached" beside `| teach | taught | taught |` (a verb's row: its past,
+        or its participle after a form of *have*, "have you teached" too, or of a passive's *be*
+        or *get*, "was teached", "got beated"; not after "is" or "are", which ask the verdict as
+        often: "is teached right?"); a key that ends in -s is its own stem ("crisises" beside
+        `| crisis | crises |`);
+      - a three-cell row keyed by the word less -er or -est (`bases`): "gooder" beside `| good
+        (adjective) | better | the best |` takes its second cell, "baddest" its third;
+      - an arrow from the word less its ending whose change is of the ending's kind
+        (`forms.form_kind`): "wolfs" beside "wolf → wolves", "thiner" beside "thin → thinner",
+        "basicly" beside "basic → basically".
+    None when nothing fits, the word is written by a window or is a row's key, or the entries
     name two forms.
     Example: unregular(["| teach | taught | taught |"], "she teached us, right?") ->
         (0, "taught", "teached")"""
@@ -123,16 +134,46 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
     shown, held = _shown(windows)
     found: dict[str, tuple[int, str, str]] = {}
     for n, text in enumerate(shown):
-        for row in (table_cells(ln) for ln in text.splitlines() if whole_row(ln)):
-            key = row[0].lower()
-            for i, word in enumerate(words):
-                end = ending(word)
-                if word in held or word == key or stem(word) not in (stem(key), key) or \
-                        (end, len(row)) not in (("s", 2), ("ed", 3)):
+        rows = [table_cells(ln) for ln in text.splitlines() if whole_row(ln)]
+        for i, word in enumerate(words):
+            end = ending(word) or ("ly" if word.endswith("ly") else None)
+            if end is None or word in held or words.index(word) != i:  # its first occurrence
+                continue
+            for row in rows:
+                key = row[0].lower()
+                if word == key:
                     continue
-                aux = auxiliary_at(words, i)  # "have you choosed": the participle
-                after_have = aux >= 0 and (ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
-                                           or PASSIVE.fullmatch(words[aux]) is not None)
-                form = row[1] if end == "s" else row[2 if after_have else 1]
-                found.setdefault(form.lower(), (n, form, word))
+                if stem(word) in (stem(key), key) and (end, len(row)) in (("s", 2), ("ed", 3)):
+                    aux = auxiliary_at(words, i)  # "have you choosed": the participle
+                    after_have = aux >= 0 and (ASKS_PARTICIPLE.fullmatch(words[aux]) is not None
+                                               or PASSIVE.fullmatch(words[aux]) is not None)
+                    form = row[1] if end == "s" else row[2 if after_have else 1]
+                    found.setdefault(form.lower(), (n, form, word))
+                elif end in ("er", "est") and len(row) == 3 and \
+                        bases(word, end) & {key, REMARK.sub("", key)}:  # "good (adjective)"
+                    form = row[1] if end == "er" else row[2]
+                    found.setdefault(form.lower(), (n, form, word))
+            for base, form in arrows(text):  # "wolf → wolves" for "wolfs"
+                if form_kind(base, form) in ENDING_KINDS.get(end, ()) and \
+                        base.lower() in bases(word, end) and form.lower() != word:
+                    found.setdefault(form.lower(), (n, form, word))
     return only_one(found)
+
+
+def bases(word: str, end: str) -> set[str]:
+    """The words `word` may be a regular `end` ("s", "ed", "er", "est", "ly") added to, as a
+    learner adds it: the word less the ending, with an "e" back ("nicer"), one doubled consonant
+    dropped ("baddest"), "i" back to "y" ("funnier"), "al" dropped before "ly" ("publically"),
+    "e" dropped before "s" ("tattooes").
+    Example: bases("baddest", "est") -> {"badd", "badde", "bad"}"""
+    w = word[:-len(end)] if word.endswith(end) else word
+    out = {w, w + "e"}
+    if len(w) > 2 and w[-1] == w[-2]:
+        out.add(w[:-1])
+    if w.endswith("i"):
+        out.add(w[:-1] + "y")
+    if end == "ly" and w.endswith("al"):
+        out.add(w[:-2])
+    if end == "s" and w.endswith("e"):
+        out.add(w[:-1])
+    return out
