@@ -3,6 +3,7 @@ form each gives, and the questions `minirag eval`'s `regular forms` row asks of 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from minirag.forms import (
     other_columns,
     other_forms,
     regular_forms,
+    starts_like,
     stem,
 )
 from tests.fakes import make_chunk
@@ -55,6 +57,14 @@ def test_regular_forms_keep_the_forms_of_their_own_word():
         ("lie", "lying", "ing"), ("wife", "wives", "plural"), ("tall", "taller", "er"),
         ("tall", "tallest", "est")]
     assert form_kind("airport", "arrived") == "ed"  # the shape alone says a past
+
+
+@pytest.mark.parametrize("word, form, like", [
+    ("lie", "lying", True), ("happy", "happier", True), ("argue", "argument", True),
+    ("dry", "driest", True), ("nic", "picnicked", False), ("airport", "arrived", False),
+    ("go", "went", False)])
+def test_a_form_starts_like_its_word(word, form, like):
+    assert starts_like(word, form) is like
 
 
 @given(st.from_regex(r"[a-z]{2,8}", fullmatch=True), st.sampled_from(["ing", "ed", "ly"]))

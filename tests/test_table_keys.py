@@ -76,6 +76,7 @@ SPEECH = ["| tomorrow | the next day / the following day |", "| next week | the 
      (0, "far", "the farthest")),
     (VERBS, "where does sought come from", (0, "seek", "sought")),
     (["-ue → -uly"], "what does duly come from", None),  # an ending, no key
+    (["nic → picnicked (both)"], "picnicked, what's the base form", None),  # a key cut short
     # a form asked "of" a word reads forwards, whatever else the question holds
     (["come → coming"], "what's the past of beseech? it keeps coming up", None),
     (["| she | her | hers |", "| he | him | his |"], "what is her form for his", None),  # two

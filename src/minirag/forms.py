@@ -85,11 +85,20 @@ def regular_forms(text: str, doc_id: str = "") -> list[tuple[str, str, str]]:
     for word, form in arrows(text):
         kind = form_kind(word, form, doc_id)
         stem = form.lower().removeprefix("more ").removeprefix("most ")
-        if kind is None or len(os.path.commonprefix([word.lower(), stem])) < max(1, len(word) - 2) \
+        if kind is None or not starts_like(word, stem) \
                 or (kind in ("s", "plural") and stem.endswith("ss")):
             continue
         out.append((word, form, kind))
     return out
+
+
+def starts_like(word: str, form: str) -> bool:
+    """Does `form` start like `word`, all but the word's last two letters? A form of the word
+    does ("lie → lying", "happy → happier", "argue → argument"); a word cut by a window's start
+    does not ("nic → picnicked"), nor an arrow between two sentences.
+    Example: starts_like("dry", "driest") -> True; starts_like("nic", "picnicked") -> False"""
+    w, f = word.lower(), form.lower()
+    return len(os.path.commonprefix([w, f])) >= max(1, len(w) - 2)
 
 
 def asked_kinds(question: str) -> set[str]:

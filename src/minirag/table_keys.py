@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from minirag.definitions import MEANING
-from minirag.forms import arrows, asked_kinds
+from minirag.forms import arrows, asked_kinds, starts_like
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import (
@@ -95,7 +95,8 @@ def given_key(windows: list[str], question: str) -> tuple[int, str, str] | None:
         pairs = [(cells[0], alt.strip()) for cells in (table_cells(ln) for ln in text.splitlines()
                                                         if whole_row(ln))
                  for cell in cells[1:] for alt in cell.split("/")]
-        pairs += [(word, form) for word, form in arrows(text) if len(word) >= MIN_ARROW_KEY]
+        pairs += [(word, form) for word, form in arrows(text) if len(word) >= MIN_ARROW_KEY
+                  and starts_like(word, form)]
         for key, given in pairs:
             keyed = WORD.findall(key.lower())
             words = WORD.findall(given.lower())
@@ -105,3 +106,4 @@ def given_key(windows: list[str], question: str) -> tuple[int, str, str] | None:
                     and (plain - AUXILIARIES or len(words) > 1 and plain):  # ("after had")
                 found.setdefault(key.lower(), (n, key, given))
     return only_one(found)
+
