@@ -37,6 +37,7 @@ from minirag.reader_inputs import (
     holds_run,
     struck_out,
 )
+from minirag.verb_groups import unstruck
 
 # the word that offers a choice: "or", "vs" ("/" joins as many clauses as options)
 OFFERS = re.compile(r"(?<=\S)\s+(?:or|vs\.?|versus)\s+(?=\S)")
@@ -149,7 +150,7 @@ def written_form(windows: list[str], opts: tuple[list[str], list[str]]
         return None
     written: list[list[tuple[int, str]]] = [[], []]  # per option: (window, its unstruck text)
     for n, window in enumerate(windows):
-        text = "".join(" " if m else ch for ch, m in zip(window, struck_out(list(window))))
+        text = unstruck(window)
         for i, has in enumerate(_holds(text, opts)):
             if has:
                 written[i].append((n, text))

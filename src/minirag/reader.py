@@ -170,8 +170,10 @@ def of_unseen_word(question: str, shown: str) -> bool:
     if not asked or not asked_kinds(question):
         return False
     written = set(WORD.findall(shown.lower()))
-    stems = {stem(w) for w in written}
-    return all(w not in written and stem(w) not in stems for w in asked)
+    if asked & written:
+        return False
+    stems = {stem(w) for w in written}  # only now: most questions' words are written as asked
+    return not {stem(w) for w in asked} & stems
 
 
 # An adapter's task (saved in its file, minimodel.lora) -> the questions it reads; the base the rest

@@ -135,6 +135,7 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
     found: dict[str, tuple[int, str, str]] = {}
     for n, text in enumerate(shown):
         rows = [table_cells(ln) for ln in text.splitlines() if whole_row(ln)]
+        pairs = arrows(text)  # (base, form) of each arrow: "wolf → wolves"
         for i, word in enumerate(words):
             end = ending(word) or ("ly" if word.endswith("ly") else None)
             if end is None or word in held or words.index(word) != i:  # its first occurrence
@@ -153,7 +154,7 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
                         bases(word, end) & {key, REMARK.sub("", key)}:  # "good (adjective)"
                     form = row[1] if end == "er" else row[2]
                     found.setdefault(form.lower(), (n, form, word))
-            for base, form in arrows(text):  # "wolf → wolves" for "wolfs"
+            for base, form in pairs:  # "wolf → wolves" for "wolfs"
                 if form_kind(base, form) in ENDING_KINDS.get(end, ()) and \
                         base.lower() in bases(word, end) and form.lower() != word:
                     found.setdefault(form.lower(), (n, form, word))
