@@ -75,6 +75,11 @@ def lexical_query(query: str) -> str:
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 
 
+# The fusion of a hybrid that looks rows up: the rows list's weight and RRF's constant, chosen on
+# dev and the scratch sets beside it (EXPERIMENTS.md). Without rows the fusion stays plain RRF
+# (weights 1, k = 60), the seed's method and every comparison's baseline
+ROWS_WEIGHT, ROWS_K_RRF = 1.5, 30
+
 # the first stage's say after re-ranking (`rerank_scores`), chosen on dev by MRR@10 (EXPERIMENTS.md)
 PRIOR_ON_DEV = 3.0
 
@@ -98,19 +103,22 @@ class Retriever:
     re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), combined
     with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
     re-ranker can only reorder what the first stage found. With `rows`, the hybrid fuses a
-    third list, the table rows the query looks up (`RowIndex`), with weight 1. With a
+    third list, the table rows the query looks up (`RowIndex`), with weight ROWS_WEIGHT and,
+    unless `k_rrf` is given, RRF's constant ROWS_K_RRF (60 without rows). With a
     `thesaurus` (encoders/thesaurus.py: anything with `expand(words) -> words`), the hybrid's
     dense and BM25 lists read the query with the KB words that stand in for the words the KB
     lacks; the row lookup reads the query as it is."""
 
     def __init__(self, store: FlatVectorStore, bm25: BM25Index | None = None,
-                 k_rrf: int = 60, depth: int = 100, weights: tuple[float, float] = (1.0, 1.0),
-                 reranker=None, first_stage: int = 20, prior: float = PRIOR_ON_DEV,
+                 k_rrf: int | None = None, depth: int = 100,
+                 weights: tuple[float, float] = (1.0, 1.0), reranker=None,
+                 first_stage: int = 20, prior: float = PRIOR_ON_DEV,
                  rows: bool = False, thesaurus=None):
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store, self.bm25 = store, bm25
-        self.k_rrf = k_rrf  # RRF's constant: 60 in the paper
+        # RRF's constant: 60 in the paper, ROWS_K_RRF beside the rows list
+        self.k_rrf = k_rrf if k_rrf is not None else ROWS_K_RRF if rows else 60
         self.depth = depth  # how deep each list is read before fusing
         self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
         self.reranker = reranker
@@ -155,7 +163,7 @@ class Retriever:
         return [(by_id[cid], s) for cid, s in fused[:k]]
 
     def _weights(self) -> list[float]:
-        return [*self.weights, 1.0] if self.rows else list(self.weights)
+        return [*self.weights, ROWS_WEIGHT] if self.rows else list(self.weights)
 
     def row_index(self) -> RowIndex:
         """The store's RowIndex, rebuilt when chunks were added since it was built."""
