@@ -75,6 +75,11 @@ SPEECH = ["| tomorrow | the next day / the following day |", "| next week | the 
     (["| far | farther | the farthest |"], "farthest: what's the plain adjective",
      (0, "far", "the farthest")),
     (VERBS, "where does sought come from", (0, "seek", "sought")),
+    # or the key's kind is named, with no "what" or "which"
+    (VERBS, "sought dictionary form", (0, "seek", "sought")),
+    (["fix → fixes, relax → relaxes"], "relaxes base form pls", (0, "relax", "relaxes")),
+    (["boy → boys, valley → valleys"], "singular of valleys", (0, "valley", "valleys")),
+    (VERBS, "sought, a strong verb", None),  # no word asked for, no kind named
     (["-ue → -uly"], "what does duly come from", None),  # an ending, no key
     (["nic → picnicked (both)"], "picnicked, what's the base form", None),  # a key cut short
     # a form asked "of" a word reads forwards, whatever else the question holds
