@@ -14,7 +14,7 @@ from minirag.bm25 import BM25Index
 from minirag.chunk import Chunk
 from minirag.embed import HashingEmbedder
 from minirag.forms import FORM_NAMES
-from minirag.retrieve import ROWS_K_RRF, ROWS_WEIGHT, Retriever
+from minirag.retrieve import K_RRF, ROWS_K_RRF, ROWS_WEIGHT, Retriever
 from minirag.store import FlatVectorStore
 from minirag.tables import RowIndex, headed_rows, past_not_participle, table_cells, whole_row
 
@@ -174,7 +174,9 @@ def test_row_lookup_is_the_hybrids_third_list():
     e = rows.explain(query, chunks[1].id)
     assert e["rows"] == {"rank": 1, "contribution": pytest.approx(ROWS_WEIGHT / (ROWS_K_RRF + 1))}
     given = Retriever(store, bm25, k_rrf=5, rows=True)  # a k given is kept, rows or not
-    assert (plain.k_rrf, rows.k_rrf, given.k_rrf) == (60, ROWS_K_RRF, 5)
+    assert rows.fusion(query) == (ROWS_K_RRF, [1.0, 1.0, ROWS_WEIGHT])
+    assert rows.fusion("they ___ (swim)") == (K_RRF, [1.0, 1.0, 1.0])  # a fill-in: plain RRF
+    assert (plain.fusion(query), given.fusion(query)[0]) == ((K_RRF, [1.0, 1.0]), 5)
     assert e["rrf"] == pytest.approx(sum(e[n]["contribution"] for n in ("dense", "bm25", "rows")))
     assert "rows" not in plain.explain(query, chunks[1].id)
     score = dict((c.id, s) for c, s in rows.retrieve_scored(query, 4))[chunks[1].id]

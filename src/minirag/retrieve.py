@@ -26,7 +26,10 @@ MODES = ("dense", "bm25", "hybrid")
 MAX_QUERY_CHARS = 10_000  # a question, or a whole chunk pasted as one; not a book
 
 
-def rrf_fuse(rankings: list[list[str]], k_rrf: int = 60, depth: int = 100,
+K_RRF = 60  # RRF's constant in the paper: plain RRF, the seed's method and every baseline
+
+
+def rrf_fuse(rankings: list[list[str]], k_rrf: int = K_RRF, depth: int = 100,
              weights: list[float] | None = None) -> list[tuple[str, float]]:
     """Fuse ranked id lists: RRF(c) = sum over lists r of w_r / (k_rrf + rank_r(c)).
 
@@ -75,9 +78,10 @@ def lexical_query(query: str) -> str:
     return " ".join([query, *cue_words(query) * (CUE_WEIGHT - 1)])
 
 
-# The fusion of a hybrid that looks rows up: the rows list's weight and RRF's constant, chosen on
-# dev and the scratch sets beside it (EXPERIMENTS.md). Without rows the fusion stays plain RRF
-# (weights 1, k = 60), the seed's method and every comparison's baseline
+# The fusion of a hybrid that looks rows up, for a query with no cue in brackets: the rows list's
+# weight and RRF's constant, chosen on dev and the scratch sets beside it (EXPERIMENTS.md). A
+# fill-in's cue looks up its word's rows whatever the columns while its sentence may ask for a
+# tense a rule section teaches, so a fill-in fuses the three lists as plain RRF
 ROWS_WEIGHT, ROWS_K_RRF = 1.5, 30
 
 # the first stage's say after re-ranking (`rerank_scores`), chosen on dev by MRR@10 (EXPERIMENTS.md)
@@ -103,8 +107,9 @@ class Retriever:
     re-ranker (rerank/cross_encoder.py: anything with `score(query, chunks) -> [n]`), combined
     with their first-stage rank by `rerank_scores` (weight `prior`), then cut to k. A
     re-ranker can only reorder what the first stage found. With `rows`, the hybrid fuses a
-    third list, the table rows the query looks up (`RowIndex`), with weight ROWS_WEIGHT and,
-    unless `k_rrf` is given, RRF's constant ROWS_K_RRF (60 without rows). With a
+    third list, the table rows the query looks up (`RowIndex`): with weight ROWS_WEIGHT and,
+    unless `k_rrf` is given, RRF's constant ROWS_K_RRF, except for a fill-in, whose cue looks
+    rows up whatever its sentence asks (weight 1, K_RRF: `fusion`). With a
     `thesaurus` (encoders/thesaurus.py: anything with `expand(words) -> words`), the hybrid's
     dense and BM25 lists read the query with the KB words that stand in for the words the KB
     lacks; the row lookup reads the query as it is."""
@@ -117,8 +122,7 @@ class Retriever:
         if first_stage < 1:
             raise ValueError(f"first_stage ({first_stage}) must be >= 1")
         self.store, self.bm25 = store, bm25
-        # RRF's constant: 60 in the paper, ROWS_K_RRF beside the rows list
-        self.k_rrf = k_rrf if k_rrf is not None else ROWS_K_RRF if rows else 60
+        self.k_rrf = k_rrf  # RRF's constant; None: chosen per query (`fusion`)
         self.depth = depth  # how deep each list is read before fusing
         self.weights = weights  # (dense, bm25) shares in the fusion: (1, 1) is plain RRF
         self.reranker = reranker
@@ -159,11 +163,19 @@ class Retriever:
         if mode == "bm25":
             return self.bm25.search(lexical_query(query), k)
         by_id, lists = self._lists(query)
-        fused = rrf_fuse(lists, self.k_rrf, self.depth, self._weights())
+        k_rrf, weights = self.fusion(query)
+        fused = rrf_fuse(lists, k_rrf, self.depth, weights)
         return [(by_id[cid], s) for cid, s in fused[:k]]
 
-    def _weights(self) -> list[float]:
-        return [*self.weights, ROWS_WEIGHT] if self.rows else list(self.weights)
+    def fusion(self, query: str) -> tuple[int, list[float]]:
+        """RRF's constant and the weights of the lists the hybrid fuses for `query`: plain RRF
+        (K_RRF, each list's weight 1 or `weights`) unless the rows are looked up for a query
+        with no cue in brackets (ROWS_K_RRF, the rows' weight ROWS_WEIGHT); a given `k_rrf`
+        always. Example, with rows: fusion("past of swim") -> (30, [1.0, 1.0, 1.5])"""
+        plain = not self.rows or bool(cue_words(query))
+        k = self.k_rrf if self.k_rrf is not None else K_RRF if plain else ROWS_K_RRF
+        rows = [] if not self.rows else [1.0 if plain else ROWS_WEIGHT]
+        return k, [*self.weights, *rows]
 
     def row_index(self) -> RowIndex:
         """The store's RowIndex, rebuilt when chunks were added since it was built."""
@@ -196,10 +208,11 @@ class Retriever:
         first-stage rank (by `mode`), the re-ranker's own score, the final score (`rerank_scores`)
         and rank (all None outside the first stage's top `first_stage`)."""
         _, lists = self._lists(query)
+        k_rrf, weights = self.fusion(query)
         out = {}
-        for name, ranking, w in zip(("dense", "bm25", "rows"), lists, self._weights()):
+        for name, ranking, w in zip(("dense", "bm25", "rows"), lists, weights):
             rank = ranking.index(chunk_id) + 1 if chunk_id in ranking[:self.depth] else None
-            out[name] = {"rank": rank, "contribution": w / (self.k_rrf + rank) if rank else 0.0}
+            out[name] = {"rank": rank, "contribution": w / (k_rrf + rank) if rank else 0.0}
         out["rrf"] = math.fsum(v["contribution"] for v in out.values())
         if self.reranker is None:
             return out
