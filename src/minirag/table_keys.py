@@ -42,9 +42,9 @@ from minirag.reader_inputs import (
 from minirag.tables import headed_rows, table_cells, whole_row
 from minirag.verb_groups import only_one, unstruck
 
-# "what", "whats", "wat", "which", "where ... come from": a word is asked for; or the word a
-# form comes from is named ("relaxes base form pls", "singular of valleys", "sworn -> infinitive")
-WH = re.compile(r"\bwh?at|\bwhich\b|\bwhere\b[^?]*\bcome from\b"
+# A word is asked for ("what", "whats", "wat", "which", "where ... come from"), or the word a form
+# comes from is named ("relaxes base form pls", "singular of valleys", "sworn -> infinitive")
+ASKS_KEY = re.compile(r"\bwh?at|\bwhich\b|\bwhere\b[^?]*\bcome from\b"
                 r"|\b(?:base|dictionary|bare|root|singular|infinitive)\b")
 MIN_ARROW_KEY = 3  # an arrow's key is a word: not a spelling's ending ("-ue → -uly")
 
@@ -76,8 +76,8 @@ def given_key(windows: list[str], question: str) -> tuple[int, str, str] | None:
     """(window index, an entry's key, the form the question gives) for a "what" / "which" /
     "where ... come from" question, or one that names the key's kind ("base form", "singular"),
     that holds one of an entry's later forms as a run of its words, not stopwords or one
-    auxiliary only, and none of its key. Entries: a whole table row
-    (its first cell the key, each later cell and each of a cell's "/" alternatives a form) and
+    auxiliary only, and none of its key (ASKS_KEY). Entries: a whole table row (its first
+    cell the key, each later cell and each of a cell's "/" alternatives a form) and
     an arrow ("dry → drier → driest": key "dry", 3 letters at least); a form's leading "the"
     may go unsaid ("farthest" gives "the farthest"). None when no entry fits, two keys do, or
     the question has a gap, offers a choice, asks a verdict or a meaning (those give a form for
@@ -89,7 +89,7 @@ def given_key(windows: list[str], question: str) -> tuple[int, str, str] | None:
     asked = WORD.findall(q)
     forwards = asked_kinds(question) and any(
         a == "of" and b not in STOPWORDS for a, b in zip(asked, asked[1:]))
-    if not WH.search(q) or forwards or has_gap(question) or offers_choice(question) \
+    if not ASKS_KEY.search(q) or forwards or has_gap(question) or offers_choice(question) \
             or asks_verdict(question) or MEANING.search(q):
         return None
     found: dict[str, tuple[int, str, str]] = {}
