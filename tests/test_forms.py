@@ -1,5 +1,6 @@
 """Word forms in arrows: the pairs found in a line (chains, struck marks, two-word forms), the
-form each gives, and the questions `minirag eval`'s `regular forms` row asks of them."""
+form each gives, and the questions `minirag eval`'s `regular forms` row asks of them; and a
+learner's own form of a word: its ending and the words that ending may have been added to."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from minirag.forms import (
     FORM_NAMES,
     arrows,
     asked_kinds,
+    bases,
+    ending,
     entries,
     foreign_forms,
     form_kind,
@@ -193,3 +196,18 @@ def test_a_words_regular_endings_and_their_misspellings_share_its_stem(body, vow
     forms = [word + "ing", word + "ed", word + "s", word + last + "ing", word + last + "ed"]
     assert {stem(f) for f in forms} == {stem(word)} == {word}
 
+
+@pytest.mark.parametrize("word, end", [
+    ("enjoies", "s"), ("boxes", "s"), ("planed", "ed"), ("swiming", "ing"), ("biger", "er"),
+    ("glass", None), ("walk", None),
+])
+def test_the_ending_of_a_word(word, end):
+    assert ending(word) == end
+
+
+def test_bases_are_the_words_an_ending_was_added_to():
+    assert {"bad"} <= bases("baddest", "est") and {"nice"} <= bases("nicer", "er")
+    assert {"funny"} <= bases("funnier", "er") and {"public"} <= bases("publically", "ly")
+    assert {"tattoo"} <= bases("tattooes", "s") and {"wolf"} <= bases("wolfs", "s")
+    assert {"ox"} <= bases("oxes", "s") and {"fly"} <= bases("fliing", "ing")
+    assert {"dance"} <= bases("danceing", "ing")

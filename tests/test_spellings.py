@@ -1,4 +1,4 @@
-"""A misspelt word read as a window spells it: the edits and endings that make a misspelling,
+"""A misspelt word read as a window spells it: the edits that make a misspelling,
 the pairs that do not (two forms of a word, an edit at either end, a dropped apostrophe), keys
 that never correct, and, whatever the reader's weights, a misspelling answered where the
 model abstains."""
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minirag.spellings import bases, ending, misspells, one_edit, respelt, unregular
+from minirag.spellings import misspells, one_edit, respelt, unregular
 from tests.fakes import abstaining_read
 
 SWIM = "Double the consonant: swim → swimming, run → running."
@@ -29,14 +29,6 @@ def test_one_edit_apart(a, b, edit):
 def test_one_inserted_letter_is_one_edit(word, at, letter):
     longer = word[:at] + letter + word[at:]
     assert one_edit(word, longer) and one_edit(longer, word)
-
-
-@pytest.mark.parametrize("word, end", [
-    ("enjoies", "s"), ("boxes", "s"), ("planed", "ed"), ("swiming", "ing"), ("biger", "er"),
-    ("glass", None), ("walk", None),
-])
-def test_the_ending_of_a_word(word, end):
-    assert ending(word) == end
 
 
 @pytest.mark.parametrize("wrong, right, spelt", [
@@ -126,12 +118,6 @@ def test_a_word_read_where_the_learner_first_wrote_it():
 ])
 def test_a_regular_ending_the_kb_gives_another_form(windows, question, fixed):
     assert unregular(windows, question) == fixed
-
-
-def test_bases_are_the_words_an_ending_was_added_to():
-    assert {"bad"} <= bases("baddest", "est") and {"nice"} <= bases("nicer", "er")
-    assert {"funny"} <= bases("funnier", "er") and {"public"} <= bases("publically", "ly")
-    assert {"tattoo"} <= bases("tattooes", "s") and {"wolf"} <= bases("wolfs", "s")
 
 
 @given(st.integers(0, 10_000))

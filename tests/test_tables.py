@@ -149,6 +149,23 @@ def test_a_form_the_kb_never_writes_looks_up_the_rows_of_its_stem():
     assert index.lookup("cutes", idf) == [chunks[2]] and index.lookup("a cut", idf) == []
 
 
+def test_a_form_the_kb_never_writes_looks_up_the_rows_of_its_bases():
+    chunks = make_chunks(["| Singular | Plural |\n|---|---|\n| ox | oxen |",
+                          "| Base form | Past simple | Past participle |\n|---|---|---|\n"
+                          "| spring | sprang | sprung |",
+                          "Drop the e: dance → dancing. Keep the y: fly → flying."])
+    index = RowIndex(chunks)
+    idf = {"ox": 3.0, "spring": 2.0, "dance": 1.0, "fly": 1.5}.get
+    # stems that the stemmer cuts otherwise: stem("springed") is "spring", stem("spring") "spr"
+    assert index.keys_of_form("springed") == ["spring"] and index.keys_of_form("oxes") == ["ox"]
+    assert index.lookup("the farmer has two oxes", idf) == [chunks[0]]  # "e" dropped before -s
+    assert index.lookup("the tiger springed, right?", idf) == [chunks[1]]
+    assert index.lookup("we were danceing all night", idf) == [chunks[2]]  # an "e" kept
+    assert index.lookup("kids fliing kites", idf) == [chunks[2]]  # "i" back to "y"
+    assert index.lookup("oxen and dancing", idf) == []  # forms the KB writes
+    assert index.keys_of_form("walked") == []  # no key it may be a form of
+
+
 WORDS = st.sampled_from(["i", "have", "went", "she", "goed", "home", "to", "the", "shop"])
 
 

@@ -8,6 +8,8 @@ FORM_NAMES holds the words a question names that form by ("past", "comparative")
 what a table's header is to its rows. Used by the row lookup (tables.RowIndex: "comparative
 of big" finds "big → bigger"), by the reader (`other_forms`: to "past of lie", the "lying" of
 "lie → lying" is no answer) and by `minirag eval`'s `regular forms` rows.
+`stem`, `ending` and `bases` read a learner's own form of a word: what a word's regular forms
+share, the ending a form carries, the words that ending may have been added to ("oxes": *ox*).
 What it leaves out: irregular forms (the KB puts them in tables, which have headers).
 """
 
@@ -219,3 +221,34 @@ def stem(word: str) -> str:
             doubled = len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls"
             return w[:-1] if doubled else w  # stopp -> stop; fall, kiss keep their pair
     return w[:-1] if len(w) > 3 and w.endswith("e") else w
+
+
+# the regular endings a learner adds, and the ending each is read as ("ies": the -s of "enjoies")
+ENDINGS = (("ies", "s"), ("es", "s"), ("s", "s"), ("ed", "ed"), ("ing", "ing"),
+           ("est", "est"), ("er", "er"))
+
+
+def ending(word: str) -> str | None:
+    """The inflection a word ends in: "s", "ed", "ing", "est", "er", or None ("-ss" is none).
+    Example: ending("enjoies") -> "s"; ending("glass") -> None"""
+    w = word.lower()
+    return None if w.endswith("ss") else next((e for s, e in ENDINGS if w.endswith(s)), None)
+
+
+def bases(word: str, end: str) -> set[str]:
+    """The words `word` may be a regular `end` ("s", "ed", "ing", "er", "est", "ly") added to,
+    as a learner adds it: the word less the ending, with an "e" back ("nicer"), one doubled
+    consonant dropped ("baddest"), "i" back to "y" ("funnier", "fliing"), "al" dropped before
+    "ly" ("publically"), "e" dropped before "s" ("tattooes", "oxes").
+    Example: bases("baddest", "est") -> {"badd", "badde", "bad"}"""
+    w = word[:-len(end)] if word.endswith(end) else word
+    out = {w, w + "e"}
+    if len(w) > 2 and w[-1] == w[-2]:
+        out.add(w[:-1])
+    if w.endswith("i"):
+        out.add(w[:-1] + "y")
+    if end == "ly" and w.endswith("al"):
+        out.add(w[:-2])
+    if end == "s" and w.endswith("e"):
+        out.add(w[:-1])
+    return out

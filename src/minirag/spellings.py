@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from minirag.forms import arrows, form_kind, stem
+from minirag.forms import arrows, bases, ending, form_kind, stem
 from minirag.mistakes import asks_verdict
 from minirag.prompt import STOPWORDS
 from minirag.reader_inputs import WORD
@@ -43,18 +43,9 @@ CONTRACTION = re.compile(r"\w'(?:t|ve|re|ll|d|m)$")
 PASSIVE = re.compile(r"was|were|be|been|being|get|gets|got|gotten|getting")
 MIN_LETTERS = 4  # a shorter word is too often another word one letter away
 MIN_EDITED = 5  # one edit apart: both words this long at least
-ENDINGS = (("ies", "s"), ("es", "s"), ("s", "s"), ("ed", "ed"), ("ing", "ing"), ("est", "est"),
-           ("er", "er"))
 # the kinds of change (forms.form_kind) an arrow gives for each regular ending a learner adds
 ENDING_KINDS = {"s": {"s", "plural"}, "ed": {"ed"}, "er": {"er"}, "est": {"est"}, "ly": {"ly"}}
 REMARK = re.compile(r"\s*\(.*\)$")  # a key's remark: "good (adjective)"
-
-
-def ending(word: str) -> str | None:
-    """The inflection a word ends in: "s", "ed", "ing", "est", "er", or None ("-ss" is none).
-    Example: ending("enjoies") -> "s"; ending("glass") -> None"""
-    w = word.lower()
-    return None if w.endswith("ss") else next((e for s, e in ENDINGS if w.endswith(s)), None)
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -159,22 +150,3 @@ def unregular(windows: list[str], question: str) -> tuple[int, str, str] | None:
                         base.lower() in bases(word, end) and form.lower() != word:
                     found.setdefault(form.lower(), (n, form, word))
     return only_one(found)
-
-
-def bases(word: str, end: str) -> set[str]:
-    """The words `word` may be a regular `end` ("s", "ed", "er", "est", "ly") added to, as a
-    learner adds it: the word less the ending, with an "e" back ("nicer"), one doubled consonant
-    dropped ("baddest"), "i" back to "y" ("funnier"), "al" dropped before "ly" ("publically"),
-    "e" dropped before "s" ("tattooes").
-    Example: bases("baddest", "est") -> {"badd", "badde", "bad"}"""
-    w = word[:-len(end)] if word.endswith(end) else word
-    out = {w, w + "e"}
-    if len(w) > 2 and w[-1] == w[-2]:
-        out.add(w[:-1])
-    if w.endswith("i"):
-        out.add(w[:-1] + "y")
-    if end == "ly" and w.endswith("al"):
-        out.add(w[:-2])
-    if end == "s" and w.endswith("e"):
-        out.add(w[:-1])
-    return out

@@ -23,7 +23,9 @@ from minirag.forms import (
     HAVE,
     arrows,
     asked_kinds,
+    bases,
     column_names,
+    ending,
     regular_forms,
     stem,
 )
@@ -126,8 +128,10 @@ class RowIndex:
     simple that is not also its participle ("wrote", not "cut") is keyed for the question that
     puts it after *have* ("she has wrote three books"): the row shows the participle it wants.
     A word the KB never writes (outside a strike-out) finds the keys it shares a stem with
-    (forms.stem): "tooths" the *tooth* row, "teached" the *teach* row, whatever their columns,
-    for a learner's own wrong form of a word is a question about that word's row.
+    (forms.stem) or may have been given a regular ending from (forms.bases): "tooths" the
+    *tooth* row, "teached" the *teach* row, "oxes" the *ox* row, "danceing" the *dance →
+    dancing* arrow, whatever their columns, for a learner's own wrong form of a word is a
+    question about that word's row.
     `lookup` is the hybrid's third list (rows=True)."""
 
     def __init__(self, chunks: list[Chunk]):
@@ -160,6 +164,18 @@ class RowIndex:
         for key in self.keys:
             self.by_stem.setdefault(stem(key), []).append(key)
 
+    def keys_of_form(self, word: str) -> list[str]:
+        """The keys `word` (a form the KB never writes) may be a form of: those that share its
+        stem, then those among the words its regular ending may have been added to (forms.bases:
+        "oxes" *ox*, "danceing" *dance*, "springed" *spring*, "fliing" *fly*, which the stemmer
+        cuts otherwise).
+        Example, with rows keyed *ox* and *spring*: keys_of_form("oxes") -> ["ox"]"""
+        keys = list(self.by_stem.get(stem(word), ()))
+        end = ending(word)
+        if end is not None:
+            keys += sorted(k for k in bases(word, end) if k in self.keys and k not in keys)
+        return keys
+
     def lookup(self, query: str, idf) -> list[Chunk]:
         """Chunks with a row keyed by a query word whose table's columns the query names (or
         whose arrow gives a kind of form it asks for: "he/she" asks the -s form, whose names
@@ -168,8 +184,8 @@ class RowIndex:
         BM25's); and chunks that strike out a phrase the query quotes, weighed by the sum of
         its words' idf; and the rows of a verb whose past simple, no participle, follows a form of
         *have* ("she has wrote": the commonest verb mistake asks for the participle's row);
-        and the rows keyed by a stem a query word the KB never writes shares ("tooths": *tooth*),
-        weighed by the key's idf; ties in KB order."""
+        and the rows keyed by a word a query word the KB never writes is a form of ("tooths":
+        *tooth*, "oxes": *ox*, `keys_of_form`), weighed by the key's idf; ties in KB order."""
         tokens = tokenize(query)
         words, cues = set(tokens), set(cue_words(query))
         named = words.union(*(FORM_NAMES[k] for k in asked_kinds(query)))
@@ -188,7 +204,7 @@ class RowIndex:
                     best[i] = max(best.get(i, 0.0), math.fsum(idf(t) for t in quote))
         for w in words:  # "tooths": a form the KB never writes, of a word it has a row for
             if len(w) >= MIN_UNWRITTEN and w not in self.written and w not in self.keys:
-                for key in self.by_stem.get(stem(w), ()):
+                for key in self.keys_of_form(w):
                     for i, _ in self.keys[key]:
                         best[i] = max(best.get(i, 0.0), idf(key))
         return [self.chunks[i] for i in sorted(best, key=lambda i: (-best[i], i))]
