@@ -14,6 +14,7 @@ from tests.fakes import abstaining_read
 HOT = "Double the consonant: hot → hotter → hottest, big → bigger → biggest."
 PLURALS = "| Singular | Plural |"
 MOUSE = "| mouse | mice |"
+KNOW, VERBS = "| know | knew | known |", "| Base form | Past simple | Past participle |"
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -30,6 +31,13 @@ MOUSE = "| mouse | mice |"
     ("i ___ (go) there in 2019", "past"),
     ("they ___ (swim) every day", None),
     ("past of swim", None),  # no gap
+    # the past perfect: a third conditional's if-clause, a wish about the past
+    ("if i ___ (know) about it, i would have told you", "had"),
+    ("they wouldnt have missed it if they ___ (leave) earlier", "had"),
+    ("if my brother ___ (see) it he'd have laughed", "had"),
+    ("i wish i ___ (go) to the party last night", "had"),
+    ("i wish i ___ (be) taller", None),  # a wish about now
+    ("if it ___ (rain) tomorrow we will stay in", None),  # a first conditional
 ])
 def test_the_kind_the_words_around_the_gap_ask(question, kind):
     assert asked_kind(question) == kind
@@ -65,6 +73,12 @@ def test_the_forms_of_a_cue_from_arrows_and_headed_rows():
     ([HOT], {}, "the ___ (hot) and (big) day", None),  # two cues
     (["| sell | sold | sold |"], {"| sell | sold | sold |": "| Base | Past simple | Participle |"},
      "we ___ (sell) the car last year", (0, "sold", "sell")),
+    # the past perfect: "had" and the participle, from its cell or a regular arrow
+    ([KNOW], {KNOW: VERBS}, "if i ___ (know), i'd have helped", (0, "had known", "know")),
+    (["x", "finish → finished"], {}, "she wishes she ___ (finish) it yesterday",
+     (1, "had finished", "finish")),
+    ([KNOW], {KNOW: "| Base | Past simple | Other |"},
+     "if i ___ (know), i'd have helped", None),  # no participle column: no participle shown
 ])
 def test_the_asked_form_of_the_cue(windows, headers, question, formed):
     assert asked_form(windows, headers, question) == formed
@@ -75,6 +89,16 @@ def test_another_form_of_the_cue_is_misformed():
     assert misformed("hotter", [HOT], {}, formed) and misformed("Hot", [HOT], {}, formed)
     assert not misformed("hottest", [HOT], {}, formed)  # the form asked
     assert not misformed("warm", [HOT], {}, formed)  # not a form of the cue
+    had = (0, "had known", "know")
+    assert misformed("knew", [KNOW], {KNOW: VERBS}, had)  # the past simple, not the perfect
+    assert not misformed("had known", [KNOW], {KNOW: VERBS}, had)
+
+
+@given(st.integers(0, 10_000))
+def test_the_past_perfect_is_answered_where_the_model_abstains(shipped_tok, seed):
+    r = abstaining_read(shipped_tok, seed, "if i ___ (know), i'd have helped",
+                        f"{VERBS}\n|---|---|---|\n{KNOW}")
+    assert (r.answer, r.marker, r.formed) == ("had known", "[#1]", "know")
 
 
 @given(st.integers(0, 10_000), st.sampled_from([

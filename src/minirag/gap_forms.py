@@ -1,21 +1,25 @@
 """The form a fill-in's sentence asks of its cue: "than" after the gap, "the" or a number
-before it, a time in the past.
+before it, a time in the past, a third conditional or a wish about the past.
 
 What it is: a fill-in's cue is often a word the KB lists forms of ("hot → hotter → hottest", `|
 mouse | mice |`), and the sentence around the gap says which one it wants: "this tea is ___ (hot)
 than mine" the comparative, "the ___ (tall) tree in the park" the superlative, "five ___
-(mouse)" the plural, "she ___ (teach) us to read when we were small" the past simple
-(`asked_kind`). `cue_forms` collects what the windows give of the cue: each arrow from
-it, with the kind its change has (`forms.form_kind`), and each cell of its table row, with the
-kinds its column's header names (`forms.FORM_NAMES`: "Comparative", "Plural"; a "Past simple"
-column and a regular -ed arrow give the past). `asked_form` answers with the one form of the
-kind asked; where the sentence names no kind ("there are ___ (mouse)", "she smiled ___
-(gentle)"), with the cue's one form if the windows give one only and the cue is no verb. The
-reader uses it where its model abstains or answers the cue or another of its forms (reader.py).
-What it leaves out: a kind the sentence says some other way when the windows give two forms
-("much ___ (good)" with no "than", beside good → better → best), a verb's form the sentence
-names no kind of ("was built", "will be working": a group a window writes is
-`verb_groups.filled_gap`'s), and a form no window gives.
+(mouse)" the plural, "she ___ (teach) us to read when we were small" the past simple, "if we
+___ (leave) earlier we would have caught it" and "i wish i ___ (go) last night" the past
+perfect: "had" and the cue's participle (`asked_kind`). `cue_forms` collects what the windows
+give of the cue: each arrow from it, with the kind its change has (`forms.form_kind`), and
+each cell of its table row, with the kinds its column's header names (`forms.FORM_NAMES`:
+"Comparative", "Plural"; a "Past simple" column and a regular -ed arrow give the past).
+`asked_form` answers with the one form of the kind asked; where the sentence names no kind
+("there are ___ (mouse)", "she smiled ___ (gentle)"), with the cue's one form if the windows
+give one only and the cue is no verb. The reader uses it where its model abstains or answers
+the cue or another of its forms (reader.py).
+What it leaves out: a mixed conditional, whose if-clause is a state now ("if i ___ (speak)
+spanish, i'd have understood": the past simple, though "would have" follows), a kind the
+sentence says some other way when the windows give two forms ("much ___ (good)" with no
+"than", beside good → better → best), a verb's form the sentence names no kind of ("was
+built", "will be working": a group a window writes is `verb_groups.filled_gap`'s), and a form
+no window gives.
 Why: theory/07 §9, "Some answers need no model".
 """
 
@@ -38,15 +42,23 @@ PAST_TIME = re.compile(r"\b(?:yesterday|ago|last (?:night|week|month|year|weeken
                        r"winter|spring|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
                        r"sunday)|when (?:i|you|he|she|it|we|they) (?:was|were)"
                        r"|in (?:1[89]|20)\d\d)\b")
+# the past perfect's sentences: a third conditional's if-clause, "if they ___ (leave) earlier
+# they would have caught it" (IF_GAP and WOULD_HAVE), and a wish about the past, "i wish i ___
+# (go) last night" (WISH_GAP and PAST_TIME)
+IF_GAP = re.compile(r"\bif \w+(?: \w+)? __")
+WOULD_HAVE = re.compile(r"\b(?:would|could|might|should|wouldn'?t|couldn'?t)(?: not)? have\b"
+                        r"|\b\w+'d have\b")
+WISH_GAP = re.compile(r"\bwish(?:es|ed)? \w+ __")
 
 
 def asked_kind(question: str) -> str | None:
     """The kind of form the words around a fill-in's gap ask for: "er" when "than" follows it,
-    "est" when "the" stands before it, "plural" after a number word, "past" (the past simple)
-    in a sentence set in the past (PAST_TIME) with no auxiliary right before the gap; None
-    otherwise.
+    "est" when "the" stands before it, "plural" after a number word, "had" (the past perfect)
+    in a third conditional's if-clause or a wish about the past, "past" (the past simple) in a
+    sentence set in the past (PAST_TIME) with no auxiliary right before the gap; None otherwise.
     Example: asked_kind("this road is ___ (dry) than that one") -> "er";
         asked_kind("five ___ (mouse) ran off") -> "plural";
+        asked_kind("if i ___ (know), i would have come") -> "had";
         asked_kind("she ___ (teach) us when i was ten") -> "past\""""
     if not has_gap(question):
         return None
@@ -58,6 +70,9 @@ def asked_kind(question: str) -> str | None:
         return "est"
     if last and (last[0] in PLURAL_WORDS or last[0].isdigit()):
         return "plural"
+    q = question.lower()
+    if IF_GAP.search(q) and WOULD_HAVE.search(q) or WISH_GAP.search(q) and PAST_TIME.search(q):
+        return "had"
     # a past time asks the past simple, unless an auxiliary before the gap asks another form
     past = PAST_TIME.search(question.lower()) and not (last and last[0] in AUXILIARIES)
     return "past" if past else None
@@ -89,7 +104,8 @@ def cue_forms(windows: list[str], headers: dict[str, str], cue: str
 def asked_form(windows: list[str], headers: dict[str, str], question: str
                ) -> tuple[int, str, str] | None:
     """(window index, the cue's form of the kind the sentence asks, the cue) for a fill-in
-    whose windows give one such form; where the sentence asks no kind, the one form the windows
+    whose windows give one such form (for the past perfect, "had" and the cue's participle:
+    "had known"); where the sentence asks no kind, the one form the windows
     give of a cue that is no verb ("there are ___ (mouse)" beside `| mouse | mice |`); None for
     no form or two.
     Example: asked_form(["big → bigger → biggest"], {}, "the ___ (big) house in town") ->
@@ -98,6 +114,9 @@ def asked_form(windows: list[str], headers: dict[str, str], question: str
     if cue is None:
         return None
     forms = cue_forms(windows, headers, cue)
+    if kind == "had":  # "had" and the participle: a participle cell, or a regular -ed form
+        forms = [(n, f"had {form}", {"had"}) for n, form, kinds in forms
+                 if "ed" in kinds and ("past" not in kinds or form.lower().endswith("ed"))]
     if kind is None and any(kinds & VERB_KINDS for _, _, kinds in forms):
         return None  # a verb's form needs the sentence's reading: "was built", "will be working"
     found: dict[str, tuple[int, str, str]] = {}
