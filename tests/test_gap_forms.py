@@ -32,7 +32,7 @@ KNOW, VERBS = "| know | knew | known |", "| Base form | Past simple | Past parti
     ("they ___ (swim) every day", None),
     ("past of swim", None),  # no gap
     # the past perfect: a third conditional's if-clause, a wish about the past
-    ("if i ___ (know) about it, i would have told you", "had"),
+    ("if we ___ (see) the sign, we would have stopped", "had"),
     ("they wouldnt have missed it if they ___ (leave) earlier", "had"),
     ("if my brother ___ (see) it he'd have laughed", "had"),
     ("i wish i ___ (go) to the party last night", "had"),

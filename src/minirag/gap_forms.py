@@ -62,7 +62,8 @@ def asked_kind(question: str) -> str | None:
         asked_kind("she ___ (teach) us when i was ten") -> "past\""""
     if not has_gap(question):
         return None
-    before, _, after = question.lower().partition("__")
+    q = question.lower()
+    before, _, after = q.partition("__")
     last = WORD.findall(before)[-1:]
     if WORD.findall(BRACKET.sub("", after.lstrip("_")))[:1] == ["than"]:
         return "er"
@@ -70,11 +71,10 @@ def asked_kind(question: str) -> str | None:
         return "est"
     if last and (last[0] in PLURAL_WORDS or last[0].isdigit()):
         return "plural"
-    q = question.lower()
     if IF_GAP.search(q) and WOULD_HAVE.search(q) or WISH_GAP.search(q) and PAST_TIME.search(q):
         return "had"
     # a past time asks the past simple, unless an auxiliary before the gap asks another form
-    past = PAST_TIME.search(question.lower()) and not (last and last[0] in AUXILIARIES)
+    past = PAST_TIME.search(q) and not (last and last[0] in AUXILIARIES)
     return "past" if past else None
 
 
